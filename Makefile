@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# sroce top-level Makefile.  `make help` lists the targets.
+
+SRC := $(CURDIR)
+
+# Kernel build tree: KDIR= overrides; else the running kernel's headers if
+# installed, else the newest installed /lib/modules/*/build.
+KDIR ?= $(shell \
+	if [ -d /lib/modules/$$(uname -r)/build ]; then \
+		echo /lib/modules/$$(uname -r)/build; \
+	else \
+		ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1; \
+	fi)
+# The kernel release the module is built for (what the VMs boot).
+KREL ?= $(shell make -s -C $(KDIR) kernelrelease 2>/dev/null)
+
+# Warnings are errors in CI (CI=true), or when asked: make WERROR=1.
+ifeq ($(CI),true)
+WERROR ?= 1
+endif
+KBUILD_ARGS := -C $(KDIR) M=$(SRC) $(if $(filter 1,$(WERROR)),SROCE_WERROR=y)
+
+BUILD := $(SRC)/build
+KODIR := $(BUILD)/modules
+
+.PHONY: all modules deps lint check demo clean help install
+
+all: modules
+
+help:
+	@echo "make            build sroce.ko against KDIR ($(KDIR))"
+	@echo "make deps       install the Debian packages everything needs"
+	@echo "make demo       build, boot two VMs, create sroce devices, show them"
+	@echo "make check      build + lint + the VM test suite (N passed, N failed)"
+	@echo "make lint       sparse (C=1) and checkpatch.pl --strict"
+	@echo "make install    install the module (and run depmod)"
+
+deps:
+	@tools/deps.sh
+
+modules:
+	@test -n "$(KDIR)" || { echo "no kernel headers: run 'make deps'"; exit 1; }
+	$(MAKE) $(KBUILD_ARGS) modules
+	@mkdir -p $(KODIR)
+	@find drivers tests -name '*.ko' -exec cp {} $(KODIR)/ \;
+
+lint: modules
+	@tools/lint.sh "$(KDIR)"
+
+check: deps
+	@$(MAKE) --no-print-directory modules
+	@tools/lint.sh "$(KDIR)"
+	@tests/run -M $(KODIR)
+
+demo: deps
+	@$(MAKE) --no-print-directory modules
+	@tools/vm/run -M $(KODIR) -o $(BUILD)/vm/demo tests/vm/demo.sh > $(BUILD)/demo.tap; \
+	rc=$$?; cat $(BUILD)/vm/demo/vm*/demo.txt 2>/dev/null; \
+	grep -E '^ *(not )?ok ' $(BUILD)/demo.tap | grep -v '^ *ok' ; exit $$rc
+
+install: modules
+	$(MAKE) $(KBUILD_ARGS) modules_install
+	depmod -a $(KREL)
+
+clean:
+	$(MAKE) $(KBUILD_ARGS) clean
+	rm -rf $(BUILD)

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce completion layer: one ring per CQ, protected by its lock, shared by
+ * any number of QPs (send and receive sides alike).  This is the shape the
+ * NVMe-oF target uses: a CQ per core and many QPs completing into each.
+ *
+ * IBA rules implemented here:
+ *  - 11.4.2.1 poll returns completions in the order they were added;
+ *  - 11.4.2.2 req_notify: NEXT_COMP fires on the next completion,
+ *    SOLICITED on the next solicited or error completion; one event per
+ *    request, and IB_CQ_REPORT_MISSED_EVENTS reports a non-empty CQ;
+ *  - 11.6.2 a CQ overrun is an affiliated asynchronous error
+ *    (IB_EVENT_CQ_ERR); the overflowing completion is lost and the CQ
+ *    stays in error.
+ */
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "sroce.h"
+
+static u32 sroce_cq_count(const struct sroce_cq *cq)
+{
+	return (cq->tail + cq->size + 1 - cq->head) % (cq->size + 1);
+}
+
+int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibcq->device);
+	struct sroce_cq *cq = to_scq(ibcq);
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > SROCE_MAX_CQE)
+		return -EINVAL;
+	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
+		return -EINVAL;
+	if (udata)	/* user CQs come with the user-space provider */
+		return -EOPNOTSUPP;
+
+	cq->queue = kvcalloc(attr->cqe + 1, sizeof(*cq->queue), GFP_KERNEL);
+	if (!cq->queue)
+		return -ENOMEM;
+	if (atomic_inc_return(&sdev->nr_cq) > SROCE_MAX_CQ) {
+		atomic_dec(&sdev->nr_cq);
+		kvfree(cq->queue);
+		return -ENOMEM;
+	}
+	spin_lock_init(&cq->lock);
+	cq->size = attr->cqe;
+	ibcq->cqe = attr->cqe;
+	sroce_live_inc(SROCE_OBJ_CQ);
+	return 0;
+}
+
+int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibcq->device);
+	struct sroce_cq *cq = to_scq(ibcq);
+
+	/*
+	 * ib_core refuses while a QP or SRQ still uses the CQ (usecnt), and
+	 * a QP's destroy waited for every completion it was producing.
+	 */
+	kvfree(cq->queue);
+	atomic_dec(&sdev->nr_cq);
+	sroce_live_dec(SROCE_OBJ_CQ);
+	return 0;
+}
+
+int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	struct ib_wc *queue, *old;
+	u32 n, i;
+
+	if (udata)
+		return -EOPNOTSUPP;
+	if (cqe < 1 || cqe > SROCE_MAX_CQE)
+		return -EINVAL;
+	queue = kvcalloc(cqe + 1, sizeof(*queue), GFP_KERNEL);
+	if (!queue)
+		return -ENOMEM;
+
+	spin_lock_irq(&cq->lock);
+	n = sroce_cq_count(cq);
+	if (n > cqe) {
+		/* IBA 11.2.9: resizing below the current fill is an error. */
+		spin_unlock_irq(&cq->lock);
+		kvfree(queue);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++)
+		queue[i] = cq->queue[(cq->head + i) % (cq->size + 1)];
+	old = cq->queue;
+	cq->queue = queue;
+	cq->size = cqe;
+	cq->head = 0;
+	cq->tail = n;
+	ibcq->cqe = cqe;
+	spin_unlock_irq(&cq->lock);
+	kvfree(old);
+	return 0;
+}
+
+/**
+ * sroce_cq_complete - add one completion to a CQ
+ * @cq: the CQ
+ * @wc: the completion
+ * @solicited: the completion is for a solicited message
+ *
+ * Safe from any context.  Calls the CQ's comp_handler when a pending
+ * notification request matches (outside the lock: the handler may poll).
+ *
+ * Return: 0, or -ENOSPC if the CQ overflowed and the completion was lost.
+ */
+int sroce_cq_complete(struct sroce_cq *cq, const struct ib_wc *wc,
+		      bool solicited)
+{
+	struct ib_cq *ibcq = &cq->ibcq;
+	unsigned long flags;
+	bool notify = false;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->overflow || sroce_cq_count(cq) == cq->size) {
+		bool first = !cq->overflow;
+
+		cq->overflow = true;
+		spin_unlock_irqrestore(&cq->lock, flags);
+		if (first && ibcq->event_handler) {
+			struct ib_event ev = {
+				.device = ibcq->device,
+				.element.cq = ibcq,
+				.event = IB_EVENT_CQ_ERR,
+			};
+
+			ibdev_err_ratelimited(ibcq->device, "CQ overrun\n");
+			ibcq->event_handler(&ev, ibcq->cq_context);
+		}
+		return -ENOSPC;
+	}
+	cq->queue[cq->tail] = *wc;
+	cq->tail = (cq->tail + 1) % (cq->size + 1);
+	if (cq->notify == IB_CQ_NEXT_COMP ||
+	    (cq->notify == IB_CQ_SOLICITED &&
+	     (solicited || wc->status != IB_WC_SUCCESS))) {
+		cq->notify = 0;
+		notify = true;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	if (notify && ibcq->comp_handler)
+		ibcq->comp_handler(ibcq, ibcq->cq_context);
+	return 0;
+}
+
+int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	unsigned long flags;
+	int n = 0;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	while (n < num_entries && cq->head != cq->tail) {
+		wc[n++] = cq->queue[cq->head];
+		cq->head = (cq->head + 1) % (cq->size + 1);
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	u32 type = flags & IB_CQ_SOLICITED_MASK;
+	unsigned long irqflags;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	/* A pending NEXT_COMP request is not narrowed by a SOLICITED one. */
+	if (cq->notify != IB_CQ_NEXT_COMP)
+		cq->notify = type;
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && cq->head != cq->tail)
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ret;
+}

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce device layer: the ib_device_ops table, device and port queries, and
+ * the port state that follows the netdev.
+ */
+#include <linux/etherdevice.h>
+#include <linux/module.h>
+#include <net/addrconf.h>
+#include <rdma/ib_mad.h>
+
+#include "sroce.h"
+
+/*
+ * The port is ACTIVE when the netdev is up and has carrier; otherwise DOWN
+ * (IBA 14.2.5.6 PortState; for RoCE the link is the Ethernet link).
+ */
+static enum ib_port_state sroce_netdev_port_state(const struct net_device *ndev)
+{
+	return netif_running(ndev) && netif_carrier_ok(ndev) ?
+		IB_PORT_ACTIVE : IB_PORT_DOWN;
+}
+
+/**
+ * sroce_active_mtu - the largest IB MTU that fits the netdev MTU
+ * @ndev: the netdev
+ *
+ * Every RoCEv2 packet carries up to SROCE_MAX_HDR_LEN bytes of headers in
+ * front of (and the ICRC behind) at most one path-MTU of payload, and it
+ * must fit in one Ethernet frame (IBA A17.3).
+ *
+ * Return: an enum ib_mtu, or 0 when not even IB_MTU_256 fits.
+ */
+int sroce_active_mtu(const struct net_device *ndev)
+{
+	int room = (int)ndev->mtu - SROCE_MAX_HDR_LEN;
+	int mtu;
+
+	for (mtu = IB_MTU_4096; mtu >= IB_MTU_256; mtu--)
+		if (ib_mtu_enum_to_int(mtu) <= room)
+			return mtu;
+	return 0;
+}
+
+/**
+ * sroce_port_event - tell ib_core when the port state changed
+ * @sdev: the device
+ *
+ * Called on every netdev state event; raises IB_EVENT_PORT_ACTIVE or
+ * IB_EVENT_PORT_ERR once per real change (IBA 11.6.3.3 port events), and
+ * tells the operator about state and active MTU changes.
+ */
+void sroce_port_event(struct sroce_dev *sdev)
+{
+	enum ib_port_state state = sroce_netdev_port_state(sdev->ndev);
+	int mtu = sroce_active_mtu(sdev->ndev);
+	struct ib_event ev = {
+		.device = &sdev->ibdev,
+		.element.port_num = 1,
+	};
+	enum ib_port_state old;
+	int old_mtu;
+
+	spin_lock(&sdev->port_lock);
+	old = sdev->port_state;
+	old_mtu = sdev->port_mtu;
+	sdev->port_state = state;
+	sdev->port_mtu = mtu;
+	spin_unlock(&sdev->port_lock);
+
+	if (old == state && old_mtu == mtu)
+		return;
+	ibdev_info(&sdev->ibdev, "port 1 %s, active MTU %d, on %s\n",
+		   state == IB_PORT_ACTIVE ? "ACTIVE" : "DOWN",
+		   mtu ? ib_mtu_enum_to_int(mtu) : 0, sdev->ndev->name);
+	if (old == state)
+		return;
+	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+					     IB_EVENT_PORT_ERR;
+	ib_dispatch_event(&ev);
+}
+
+static int sroce_query_device(struct ib_device *ibdev,
+			      struct ib_device_attr *attr,
+			      struct ib_udata *udata)
+{
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+	/* ib_core clears ibdev->attrs and fills it from here at register. */
+	*attr = to_sdev(ibdev)->attrs;
+	return 0;
+}
+
+static int sroce_query_port(struct ib_device *ibdev, u32 port,
+			    struct ib_port_attr *attr)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+	struct net_device *ndev = sdev->ndev;
+	int err;
+
+	/* ib_core zeroed *attr and checked port. */
+	attr->state = sroce_netdev_port_state(ndev);
+	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
+		IB_PORT_PHYS_STATE_LINK_UP : IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = sroce_active_mtu(ndev);
+	attr->phys_mtu = ib_mtu_enum_to_int(IB_MTU_4096);
+	attr->gid_tbl_len = SROCE_PORT_GID_TBL_LEN;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->max_msg_sz = SROCE_MAX_MSG_SIZE;
+	attr->pkey_tbl_len = 1;
+	attr->max_vl_num = 1;
+
+	err = ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			       &attr->active_width);
+	if (err)
+		ibdev_dbg(ibdev, "no link speed (%d)\n", err);
+	return 0;
+}
+
+static int sroce_get_port_immutable(struct ib_device *ibdev, u32 port,
+				    struct ib_port_immutable *immutable)
+{
+	struct ib_port_attr attr;
+	int err;
+
+	err = ib_query_port(ibdev, port, &attr);
+	if (err)
+		return err;
+	immutable->pkey_tbl_len = attr.pkey_tbl_len;
+	immutable->gid_tbl_len = attr.gid_tbl_len;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+/* RoCE has one partition: the default full-membership P_Key (IBA A17.4). */
+static int sroce_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			    u16 *pkey)
+{
+	if (index)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static enum rdma_link_layer sroce_get_link_layer(struct ib_device *ibdev,
+						 u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static void sroce_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%d", SROCE_ABI_VERSION);
+}
+
+static int sroce_alloc_ucontext(struct ib_ucontext *ibuc,
+				struct ib_udata *udata)
+{
+	sroce_live_inc(SROCE_OBJ_UCTX);
+	return 0;
+}
+
+static void sroce_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+	sroce_live_dec(SROCE_OBJ_UCTX);
+}
+
+/* ib_core's last call into a device: undo what sroce_add_link() built. */
+static void sroce_dealloc_driver(struct ib_device *ibdev)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+
+	sroce_pool_destroy(&sdev->qp_pool);
+	sroce_pool_destroy(&sdev->mr_pool);
+	sroce_forget_device(sdev);
+}
+
+static const struct ib_device_ops sroce_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = SROCE_DRIVER_ID,
+	.uverbs_abi_ver = SROCE_ABI_VERSION,
+
+	.alloc_pd = sroce_alloc_pd,
+	.alloc_ucontext = sroce_alloc_ucontext,
+	.create_cq = sroce_create_cq,
+	.create_qp = sroce_create_qp,
+	.dealloc_driver = sroce_dealloc_driver,
+	.dealloc_pd = sroce_dealloc_pd,
+	.dealloc_ucontext = sroce_dealloc_ucontext,
+	.dereg_mr = sroce_dereg_mr,
+	.destroy_cq = sroce_destroy_cq,
+	.destroy_qp = sroce_destroy_qp,
+	.get_dev_fw_str = sroce_get_dev_fw_str,
+	.get_dma_mr = sroce_get_dma_mr,
+	.get_link_layer = sroce_get_link_layer,
+	.get_port_immutable = sroce_get_port_immutable,
+	.modify_qp = sroce_modify_qp,
+	.poll_cq = sroce_poll_cq,
+	.post_recv = sroce_post_recv,
+	.post_send = sroce_post_send,
+	.query_device = sroce_query_device,
+	.query_pkey = sroce_query_pkey,
+	.query_port = sroce_query_port,
+	.query_qp = sroce_query_qp,
+	.reg_user_mr = sroce_reg_user_mr,
+	.req_notify_cq = sroce_req_notify_cq,
+	.resize_cq = sroce_resize_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
+};
+
+/* The limits query_device reports; every create path enforces them. */
+static void sroce_init_attrs(struct sroce_dev *sdev)
+{
+	struct ib_device_attr *a = &sdev->attrs;
+
+	a->vendor_id = SROCE_VENDOR_ID;
+	a->max_mr_size = SROCE_MAX_MR_SIZE;
+	a->page_size_cap = PAGE_SIZE;
+	a->max_qp = SROCE_MAX_QP;
+	a->max_qp_wr = SROCE_MAX_QP_WR;
+	a->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
+			      IB_DEVICE_SYS_IMAGE_GUID;
+	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	a->max_send_sge = SROCE_MAX_SGE;
+	a->max_recv_sge = SROCE_MAX_SGE;
+	a->max_sge_rd = SROCE_MAX_SGE_RD;
+	a->max_cq = SROCE_MAX_CQ;
+	a->max_cqe = SROCE_MAX_CQE;
+	a->max_mr = SROCE_MAX_MR;
+	a->max_pd = SROCE_MAX_PD;
+	a->max_qp_rd_atom = SROCE_MAX_RD_ATOMIC;
+	a->max_qp_init_rd_atom = SROCE_MAX_RD_ATOMIC;
+	a->max_res_rd_atom = SROCE_MAX_RD_ATOMIC * SROCE_MAX_QP;
+	a->atomic_cap = IB_ATOMIC_NONE;
+	a->max_ah = SROCE_MAX_AH;
+	a->max_srq = SROCE_MAX_SRQ;
+	a->max_srq_wr = SROCE_MAX_SRQ_WR;
+	a->max_srq_sge = SROCE_MAX_SGE;
+	a->max_pkeys = 1;
+	a->local_ca_ack_delay = 15;
+	a->sys_image_guid = sdev->ibdev.node_guid;
+	a->max_fast_reg_page_list_len = 0;
+}
+
+/**
+ * sroce_register_device - build and register the ib_device of @sdev
+ * @sdev: allocated by ib_alloc_device(), @sdev->ndev set, on the list
+ * @name: the device name the user asked for
+ *
+ * The ops are set first, so that on any failure the caller's
+ * ib_dealloc_device() runs sroce_dealloc_driver() and undoes the rest.
+ *
+ * Return: 0 or a negative errno.
+ */
+int sroce_register_device(struct sroce_dev *sdev, const char *name)
+{
+	struct ib_device *ibdev = &sdev->ibdev;
+	int err;
+
+	ib_set_device_ops(ibdev, &sroce_dev_ops);
+	spin_lock_init(&sdev->port_lock);
+	sdev->port_state = IB_PORT_NOP;	/* the first event always reports */
+	/* ib_core kfree()s QPs: their pool waits for readers itself. */
+	sroce_pool_init(&sdev->qp_pool, SROCE_MIN_QPN, SROCE_MAX_QPN,
+			SROCE_MAX_QP, true);
+	/* MR keys are index << 8 | key byte; we free MRs with kfree_rcu. */
+	sroce_pool_init(&sdev->mr_pool, 1, SROCE_MAX_MR, SROCE_MAX_MR, false);
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = num_possible_cpus();
+	ibdev->local_dma_lkey = 0;
+	strscpy(ibdev->node_desc, "sroce", sizeof(ibdev->node_desc));
+	/* Modified EUI-64 of the MAC, as RoCE NICs do (IBA A17.7.2). */
+	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
+			    sdev->ndev->dev_addr);
+	sroce_init_attrs(sdev);
+
+	err = ib_device_set_netdev(ibdev, sdev->ndev, 1);
+	if (err)
+		return err;
+	return ib_register_device(ibdev, name, NULL);
+}

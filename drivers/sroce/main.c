@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce module: the "rdma link" type, the driver's own device list and the
+ * netdev events that drive a device's life.
+ *
+ * Device life:
+ *   rdma link add NAME type sroce netdev DEV  -> sroce_add_link()
+ *   rdma link delete NAME                      -> ib_core (IBK_ALLOW_USER_UNREG)
+ *   NETDEV_UNREGISTER of DEV                   -> ib_unregister_device_queued()
+ *   rmmod                                      -> sroce_exit() unregisters all
+ * Every path ends in sroce_dealloc_driver() (device.c), which takes the
+ * device off sroce_dev_list.  The list is ours, so rmmod touches no other
+ * driver's devices.
+ */
+#include <linux/if_arp.h>
+#include <linux/module.h>
+#include <linux/rtnetlink.h>
+#include <rdma/rdma_netlink.h>
+
+#include "sroce.h"
+
+static LIST_HEAD(sroce_dev_list);
+static DEFINE_SPINLOCK(sroce_dev_lock);	/* leaf lock, protects the list */
+
+atomic_t sroce_live[SROCE_OBJ_MAX];
+const char *const sroce_obj_name[SROCE_OBJ_MAX] = {
+	[SROCE_OBJ_DEV] = "device",	[SROCE_OBJ_UCTX] = "ucontext",
+	[SROCE_OBJ_PD] = "pd",		[SROCE_OBJ_CQ] = "cq",
+	[SROCE_OBJ_QP] = "qp",		[SROCE_OBJ_SRQ] = "srq",
+	[SROCE_OBJ_MR] = "mr",		[SROCE_OBJ_AH] = "ah",
+};
+
+/* Caller holds sroce_dev_lock. */
+static struct sroce_dev *sroce_find_locked(const struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+
+	list_for_each_entry(sdev, &sroce_dev_list, list)
+		if (sdev->ndev == ndev)
+			return sdev;
+	return NULL;
+}
+
+/*
+ * Find the registered device bound to @ndev and take a reference on it
+ * (ib_device_try_get fails while it registers or once it unregisters).
+ */
+static struct sroce_dev *sroce_get_by_netdev(const struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+
+	spin_lock(&sroce_dev_lock);
+	sdev = sroce_find_locked(ndev);
+	if (sdev && (!sdev->registered || !ib_device_try_get(&sdev->ibdev)))
+		sdev = NULL;
+	spin_unlock(&sroce_dev_lock);
+	return sdev;
+}
+
+/**
+ * sroce_add_link - create an sroce device on a netdev ("rdma link add")
+ * @ibdev_name: the name the user asked for
+ * @ndev: the netdev; the caller holds a reference for the whole call
+ *
+ * Only one sroce device may use a netdev: the device owns the RoCEv2
+ * traffic of that netdev, two could not tell whose a packet is.
+ *
+ * Return: 0, or -EEXIST (netdev taken), -EINVAL (not Ethernet), -ENODEV
+ * (netdev went away meanwhile), or an error from ib_core.
+ */
+int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+	int err;
+
+	if (ndev->type != ARPHRD_ETHER || (ndev->flags & IFF_LOOPBACK)) {
+		pr_err_ratelimited("sroce: %s is not an Ethernet device\n",
+				   ndev->name);
+		return -EINVAL;
+	}
+
+	sdev = ib_alloc_device(sroce_dev, ibdev);
+	if (!sdev)
+		return -ENOMEM;
+	sdev->ndev = ndev;
+
+	/* Claim the netdev before registering, so a second add fails. */
+	spin_lock(&sroce_dev_lock);
+	if (sroce_find_locked(ndev)) {
+		spin_unlock(&sroce_dev_lock);
+		pr_err_ratelimited("sroce: %s already has an sroce device\n",
+				   ndev->name);
+		ib_dealloc_device(&sdev->ibdev);
+		return -EEXIST;
+	}
+	list_add_tail(&sdev->list, &sroce_dev_list);
+	spin_unlock(&sroce_dev_lock);
+	sroce_live_inc(SROCE_OBJ_DEV);
+
+	/* From here on, sroce_dealloc_driver() undoes the above. */
+	err = sroce_register_device(sdev, ibdev_name);
+	if (err) {
+		ib_dealloc_device(&sdev->ibdev);
+		return err;
+	}
+
+	/*
+	 * The netdev may have started to unregister while we registered; its
+	 * NETDEV_UNREGISTER event could not see us yet.  RTNL orders us
+	 * against the notifier: either it sees ->registered, or we see the
+	 * netdev is going and back out ourselves.
+	 */
+	rtnl_lock();
+	if (ndev->reg_state == NETREG_REGISTERED) {
+		spin_lock(&sroce_dev_lock);
+		sdev->registered = true;
+		spin_unlock(&sroce_dev_lock);
+		sroce_port_event(sdev);
+		rtnl_unlock();
+		return 0;
+	}
+	rtnl_unlock();
+	ib_unregister_device(&sdev->ibdev);
+	return -ENODEV;
+}
+
+/* Called by ib_core as the device's last op; see sroce_dealloc_driver(). */
+void sroce_forget_device(struct sroce_dev *sdev)
+{
+	spin_lock(&sroce_dev_lock);
+	list_del(&sdev->list);
+	spin_unlock(&sroce_dev_lock);
+	sroce_live_dec(SROCE_OBJ_DEV);
+}
+
+static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
+			      void *arg)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(arg);
+	struct sroce_dev *sdev;
+
+	sdev = sroce_get_by_netdev(ndev);
+	if (!sdev)
+		return NOTIFY_DONE;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		/* We run under RTNL, which ib_core's unregistration takes. */
+		ib_unregister_device_queued(&sdev->ibdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+	case NETDEV_CHANGEMTU:
+		sroce_port_event(sdev);
+		break;
+	default:
+		break;
+	}
+	ib_device_put(&sdev->ibdev);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block sroce_netdev_nb = {
+	.notifier_call = sroce_netdev_event,
+};
+
+static struct rdma_link_ops sroce_link_ops = {
+	.type = SROCE_DRV_NAME,
+	.newlink = sroce_add_link,
+};
+
+/*
+ * Unregister every device still on our list.  ib_unregister_device() is a
+ * fence: if a queued unregistration of the same device is running, it waits
+ * for it.  Each device leaves the list in its dealloc_driver op, so the loop
+ * ends once all are gone.  get_device() keeps the memory while we drop the
+ * lock; it is valid to take because the device is still on the list.
+ */
+static void sroce_unregister_all(void)
+{
+	struct sroce_dev *sdev;
+
+	for (;;) {
+		spin_lock(&sroce_dev_lock);
+		sdev = list_first_entry_or_null(&sroce_dev_list,
+						struct sroce_dev, list);
+		if (sdev)
+			get_device(&sdev->ibdev.dev);
+		spin_unlock(&sroce_dev_lock);
+		if (!sdev)
+			break;
+		ib_unregister_device(&sdev->ibdev);
+		put_device(&sdev->ibdev.dev);
+	}
+}
+
+static void sroce_check_leaks(void)
+{
+	int t, n;
+
+	for (t = 0; t < SROCE_OBJ_MAX; t++) {
+		n = atomic_read(&sroce_live[t]);
+		if (n)
+			pr_err("sroce: leak: %d %s object(s) still live at unload\n",
+			       n, sroce_obj_name[t]);
+	}
+}
+
+static int __init sroce_init(void)
+{
+	int err;
+
+	err = register_netdevice_notifier(&sroce_netdev_nb);
+	if (err)
+		return err;
+	rdma_link_register(&sroce_link_ops);
+	pr_info("sroce: loaded (uABI %d, driver id %#x)\n", SROCE_ABI_VERSION,
+		SROCE_DRIVER_ID);
+	return 0;
+}
+
+static void __exit sroce_exit(void)
+{
+	/* No new devices (waits for a running "rdma link add" to return). */
+	rdma_link_unregister(&sroce_link_ops);
+	/* No new queued unregistrations. */
+	unregister_netdevice_notifier(&sroce_netdev_nb);
+	sroce_unregister_all();
+	sroce_check_leaks();
+	pr_info("sroce: unloaded\n");
+}
+
+module_init(sroce_init);
+module_exit(sroce_exit);
+
+MODULE_AUTHOR("The sroce authors");
+MODULE_DESCRIPTION("sroce: software RoCEv2 RDMA provider");
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_ALIAS_RDMA_LINK(SROCE_DRV_NAME);

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce memory regions.  Every MR is indexed by its key in the lifetime
+ * layer: lkey == rkey == index << 8 | key byte (IBA 10.6.3.4: the low byte
+ * is the consumer-owned "key" part that changes on re-registration).
+ */
+#include <linux/slab.h>
+#include <rdma/ib_umem.h>
+
+#include "sroce.h"
+
+static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev, int access)
+{
+	struct sroce_mr *mr;
+	int err;
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	err = sroce_pool_add(&sdev->mr_pool, &mr->elem);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	mr->access = access;
+	mr->ibmr.lkey = mr->elem.id << 8;
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	sroce_live_inc(SROCE_OBJ_MR);
+	return mr;
+}
+
+/* The DMA MR covers all kernel memory: ib_core's virtual DMA gives us
+ * kernel virtual addresses (ib_uses_virt_dma()).
+ */
+struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct sroce_mr *mr = sroce_mr_alloc(to_sdev(ibpd->device), access);
+
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->ibmr.length = U64_MAX;
+	return &mr->ibmr;
+}
+
+#define SROCE_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+
+/**
+ * sroce_reg_user_mr - register user memory
+ * @ibpd: the PD
+ * @start: user virtual address of the memory
+ * @length: its length
+ * @iova: the address the MR's users name it by
+ * @access: IB_ACCESS_* flags
+ * @udata: user data (none is expected)
+ *
+ * IBA 10.6.3.1: remote write and remote atomic access need local write.
+ *
+ * Return: the MR, or ERR_PTR(-EINVAL / -EOPNOTSUPP / -ENOMEM / -EFAULT).
+ */
+struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata)
+{
+	struct ib_umem *umem;
+	struct sroce_mr *mr;
+
+	if (access & ~SROCE_MR_ACCESS)
+		return ERR_PTR(-EOPNOTSUPP);
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return ERR_PTR(-EINVAL);
+	if (!length || length > SROCE_MAX_MR_SIZE)
+		return ERR_PTR(-EINVAL);
+
+	umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(umem))
+		return ERR_CAST(umem);
+	mr = sroce_mr_alloc(to_sdev(ibpd->device), access);
+	if (IS_ERR(mr)) {
+		ib_umem_release(umem);
+		return ERR_CAST(mr);
+	}
+	mr->umem = umem;
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+	return &mr->ibmr;
+}
+
+int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibmr->device);
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	/* Waits for every WR that still holds the MR. */
+	sroce_pool_remove(&sdev->mr_pool, &mr->elem);
+	ib_umem_release(mr->umem);
+	sroce_live_dec(SROCE_OBJ_MR);
+	kfree_rcu(mr, elem.rcu);
+	return 0;
+}

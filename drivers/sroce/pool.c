@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce lifetime layer: objects that the data path finds by number (QPs by
+ * QPN, MRs by key) are kref-counted and indexed in an xarray.
+ *
+ * Rules, for every indexed object:
+ *  - create: build the object completely, then sroce_pool_add() publishes
+ *    it with one reference, the owner's;
+ *  - lookup: sroce_pool_get() under RCU, kref_get_unless_zero(), so a
+ *    lookup racing with destroy either gets a live object or nothing;
+ *  - use: whoever holds a pointer beyond an RCU section holds a reference
+ *    (a packet in flight holds its QP, a WR in flight holds its MRs);
+ *  - destroy: sroce_pool_remove() unpublishes (no new lookups), drops the
+ *    owner's reference and waits until the last holder has put its own.
+ *    Only then is the memory given back.  A reader may still have loaded
+ *    the pointer just before it was unpublished: objects we free ourselves
+ *    go through kfree_rcu, and for objects ib_core frees with a plain
+ *    kfree (QPs) the pool waits for an RCU grace period (@sync_rcu).
+ *
+ * Lock order: the xarray lock is a leaf; nothing is taken under it.
+ */
+#include "sroce.h"
+
+void sroce_pool_init(struct sroce_pool *pool, u32 min, u32 max, u32 count,
+		     bool sync_rcu)
+{
+	pool->sync_rcu = sync_rcu;
+	xa_init_flags(&pool->xa, XA_FLAGS_ALLOC);
+	pool->limit = XA_LIMIT(min, max);
+	pool->next = min;
+	atomic_set(&pool->count, 0);
+	pool->max = count;
+}
+
+void sroce_pool_destroy(struct sroce_pool *pool)
+{
+	WARN_ON(!xa_empty(&pool->xa));
+	xa_destroy(&pool->xa);
+}
+
+static int sroce_pool_reserve(struct sroce_pool *pool,
+			      struct sroce_pool_elem *elem)
+{
+	if (atomic_inc_return(&pool->count) > pool->max) {
+		atomic_dec(&pool->count);
+		return -ENOMEM;
+	}
+	kref_init(&elem->ref);
+	init_completion(&elem->done);
+	return 0;
+}
+
+/**
+ * sroce_pool_add - publish a fully built object under a fresh id
+ * @pool: the index
+ * @elem: the object's lifetime element; @elem->id is set
+ *
+ * Ids are allocated cyclically so that a stale number (a late packet for a
+ * destroyed QP) does not reach a new object at once.
+ *
+ * Return: 0, or -ENOMEM when the pool is at its device limit or full.
+ */
+int sroce_pool_add(struct sroce_pool *pool, struct sroce_pool_elem *elem)
+{
+	int err;
+
+	err = sroce_pool_reserve(pool, elem);
+	if (err)
+		return err;
+	err = xa_alloc_cyclic(&pool->xa, &elem->id, elem, pool->limit,
+			      &pool->next, GFP_KERNEL);
+	if (err < 0) {
+		atomic_dec(&pool->count);
+		return err == -EBUSY ? -ENOMEM : err;
+	}
+	return 0;
+}
+
+/**
+ * sroce_pool_add_id - publish an object under a fixed id (QP1)
+ * @pool: the index
+ * @elem: the object's lifetime element
+ * @id: the id, outside the pool's allocation range
+ *
+ * Return: 0, -EBUSY if @id is taken, or -ENOMEM.
+ */
+int sroce_pool_add_id(struct sroce_pool *pool, struct sroce_pool_elem *elem,
+		      u32 id)
+{
+	int err;
+
+	err = sroce_pool_reserve(pool, elem);
+	if (err)
+		return err;
+	elem->id = id;
+	err = xa_insert(&pool->xa, id, elem, GFP_KERNEL);
+	if (err)
+		atomic_dec(&pool->count);
+	return err;
+}
+
+/**
+ * sroce_pool_get - look an object up and take a reference
+ * @pool: the index
+ * @id: its id
+ *
+ * Return: the object's element with a reference the caller must put, or
+ * NULL.  Typed wrappers (sroce_qp_get()) turn it into the object.
+ */
+struct sroce_pool_elem *sroce_pool_get(struct sroce_pool *pool, u32 id)
+{
+	struct sroce_pool_elem *elem;
+
+	rcu_read_lock();
+	elem = xa_load(&pool->xa, id);
+	if (elem && !kref_get_unless_zero(&elem->ref))
+		elem = NULL;
+	rcu_read_unlock();
+	return elem;
+}
+
+static void sroce_pool_elem_release(struct kref *ref)
+{
+	struct sroce_pool_elem *elem =
+		container_of(ref, struct sroce_pool_elem, ref);
+
+	complete(&elem->done);
+}
+
+void sroce_pool_elem_put(struct sroce_pool_elem *elem)
+{
+	kref_put(&elem->ref, sroce_pool_elem_release);
+}
+
+/**
+ * sroce_pool_remove - unpublish an object and wait for its last user
+ * @pool: the index
+ * @elem: the object's lifetime element
+ *
+ * Sleeps until every reference taken through sroce_pool_get() is put.  The
+ * caller may free the object afterwards (with kfree_rcu, unless the pool
+ * has @sync_rcu set, in which case no reader can still see it).
+ */
+void sroce_pool_remove(struct sroce_pool *pool, struct sroce_pool_elem *elem)
+{
+	xa_erase(&pool->xa, elem->id);
+	atomic_dec(&pool->count);
+	sroce_pool_elem_put(elem);
+	wait_for_completion(&elem->done);
+	if (pool->sync_rcu)
+		synchronize_rcu();
+}

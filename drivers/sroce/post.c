@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce work queues: posting WRs and flushing them.
+ *
+ * A queue is a ring of fixed-size slots under its own lock.  A WR is
+ * accepted or refused as a whole (IBA 11.4.1.1): a refused WR and all after
+ * it are reported through *bad_wr, none of them is queued.
+ */
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "sroce.h"
+
+int sroce_queue_init(struct sroce_queue *q, u32 size, u32 stride, u32 max_sge)
+{
+	q->buf = kvcalloc(size, stride, GFP_KERNEL);
+	if (!q->buf)
+		return -ENOMEM;
+	spin_lock_init(&q->lock);
+	q->size = size;
+	q->stride = stride;
+	q->max_sge = max_sge;
+	q->head = 0;
+	q->tail = 0;
+	return 0;
+}
+
+void sroce_queue_free(struct sroce_queue *q)
+{
+	kvfree(q->buf);
+	q->buf = NULL;
+}
+
+/* head and tail run freely; the slot is the index modulo the size. */
+static void *sroce_queue_slot(struct sroce_queue *q, u32 index)
+{
+	return q->buf + (size_t)(index % q->size) * q->stride;
+}
+
+static bool sroce_queue_full(const struct sroce_queue *q)
+{
+	return q->tail - q->head == q->size;
+}
+
+static void sroce_flush_wc(struct sroce_qp *qp, struct ib_cq *ibcq, u64 wr_id,
+			   bool recv)
+{
+	struct ib_wc wc = {
+		.wr_id = wr_id,
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = recv ? IB_WC_RECV : IB_WC_SEND,
+		.qp = &qp->ibqp,
+	};
+
+	sroce_cq_complete(to_scq(ibcq), &wc, false);
+}
+
+/**
+ * sroce_qp_flush - complete every queued WR with IB_WC_WR_FLUSH_ERR
+ * @qp: a QP that just entered the Error state
+ *
+ * IBA 10.3.1 (Error state): all outstanding and later posted WRs complete
+ * in error.  The RQ is flushed only when the QP has its own (an SRQ's
+ * WRs belong to other QPs too).
+ */
+void sroce_qp_flush(struct sroce_qp *qp)
+{
+	struct sroce_queue *q = &qp->sq;
+
+	spin_lock_bh(&q->lock);
+	while (q->head != q->tail) {
+		struct sroce_send_wqe *wqe = sroce_queue_slot(q, q->head);
+
+		sroce_flush_wc(qp, qp->ibqp.send_cq, wqe->wr.wr_id, false);
+		q->head++;
+	}
+	spin_unlock_bh(&q->lock);
+
+	q = &qp->rq;
+	if (!q->buf)
+		return;
+	spin_lock_bh(&q->lock);
+	while (q->head != q->tail) {
+		struct sroce_recv_wqe *wqe = sroce_queue_slot(q, q->head);
+
+		sroce_flush_wc(qp, qp->ibqp.recv_cq, wqe->wr_id, true);
+		q->head++;
+	}
+	spin_unlock_bh(&q->lock);
+}
+
+int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	enum ib_qp_state state = smp_load_acquire(&qp->state);
+
+	/* IBA 10.8.2: posting to a SQ that is not yet RTS is an error. */
+	if (state < IB_QPS_RTS) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	if (state == IB_QPS_ERR) {
+		for (; wr; wr = wr->next)
+			sroce_flush_wc(qp, ibqp->send_cq, wr->wr_id, false);
+		return 0;
+	}
+	/* The transport engine (requester) is not part of this driver yet. */
+	ibdev_dbg(ibqp->device, "QP %u: no transport engine yet\n",
+		  ibqp->qp_num);
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct sroce_queue *q = &qp->rq;
+	enum ib_qp_state state = smp_load_acquire(&qp->state);
+	unsigned long flags;
+	int err = 0;
+
+	if (!q->buf || state == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	if (state == IB_QPS_ERR) {
+		for (; wr; wr = wr->next)
+			sroce_flush_wc(qp, ibqp->recv_cq, wr->wr_id, true);
+		return 0;
+	}
+
+	spin_lock_irqsave(&q->lock, flags);
+	for (; wr; wr = wr->next) {
+		struct sroce_recv_wqe *wqe;
+
+		if (wr->num_sge > q->max_sge) {
+			err = -EINVAL;
+			break;
+		}
+		if (sroce_queue_full(q)) {
+			err = -ENOMEM;
+			break;
+		}
+		wqe = sroce_queue_slot(q, q->tail);
+		wqe->wr_id = wr->wr_id;
+		wqe->num_sge = wr->num_sge;
+		memcpy(wqe->sge, wr->sg_list, wr->num_sge * sizeof(*wr->sg_list));
+		q->tail++;
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}

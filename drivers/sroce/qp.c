@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce QPs: create/query/destroy and the IBA QP state machine (IBA 10.3.1,
+ * figure 124): RESET, INIT, RTR, RTS, SQD, SQE, ERR.  Which transitions and
+ * attribute masks are legal is ib_core's table (ib_modify_qp_is_ok); this
+ * file checks the attribute values against the device and applies them.
+ */
+#include <linux/etherdevice.h>
+#include <linux/slab.h>
+#include <rdma/ib_cache.h>
+
+#include "sroce.h"
+
+static int sroce_check_caps(struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+
+	if (cap->max_send_wr > SROCE_MAX_QP_WR ||
+	    cap->max_send_sge > SROCE_MAX_SGE ||
+	    cap->max_inline_data > SROCE_MAX_INLINE)
+		return -EINVAL;
+	if (!init->srq && (cap->max_recv_wr > SROCE_MAX_QP_WR ||
+			   cap->max_recv_sge > SROCE_MAX_SGE))
+		return -EINVAL;
+	return 0;
+}
+
+static int sroce_qp_alloc_queues(struct sroce_qp *qp,
+				 struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	u32 sge, stride;
+	int err;
+
+	/* Inline data is copied into the WQE's SGE area. */
+	sge = max_t(u32, cap->max_send_sge, 1);
+	sge = max_t(u32, sge, DIV_ROUND_UP(cap->max_inline_data,
+					     sizeof(struct ib_sge)));
+	stride = sizeof(struct sroce_send_wqe) + sge * sizeof(struct ib_sge);
+	err = sroce_queue_init(&qp->sq, max_t(u32, cap->max_send_wr, 1),
+			       stride, cap->max_send_sge);
+	if (err)
+		return err;
+	qp->max_inline = cap->max_inline_data;
+
+	if (!init->srq) {
+		sge = max_t(u32, cap->max_recv_sge, 1);
+		stride = sizeof(struct sroce_recv_wqe) + sge * sizeof(struct ib_sge);
+		err = sroce_queue_init(&qp->rq,
+				       max_t(u32, cap->max_recv_wr, 1), stride,
+				       cap->max_recv_sge);
+		if (err) {
+			sroce_queue_free(&qp->sq);
+			return err;
+		}
+	}
+	return 0;
+}
+
+int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibqp->device);
+	struct sroce_qp *qp = to_sqp(ibqp);
+	int err;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		break;
+	default:	/* RoCE has no QP0 (IBA A17.9.1); no XRC, no raw QPs */
+		return -EOPNOTSUPP;
+	}
+	if (init->create_flags)
+		return -EOPNOTSUPP;
+	if (udata)	/* user QPs come with the user-space provider */
+		return -EOPNOTSUPP;
+	if (init->srq)	/* SRQs come with the objects issue */
+		return -EOPNOTSUPP;
+	err = sroce_check_caps(init);
+	if (err)
+		return err;
+
+	mutex_init(&qp->state_lock);
+	qp->state = IB_QPS_RESET;
+	qp->sq_sig_type = init->sq_sig_type;
+	err = sroce_qp_alloc_queues(qp, init);
+	if (err)
+		return err;
+
+	/* Publish last: from here on packets can find the QP. */
+	if (init->qp_type == IB_QPT_GSI)
+		err = sroce_pool_add_id(&sdev->qp_pool, &qp->elem, 1);
+	else
+		err = sroce_pool_add(&sdev->qp_pool, &qp->elem);
+	if (err)
+		goto err_queues;
+	ibqp->qp_num = qp->elem.id;
+	sroce_live_inc(SROCE_OBJ_QP);
+	return 0;
+
+err_queues:
+	sroce_queue_free(&qp->sq);
+	sroce_queue_free(&qp->rq);
+	return err;
+}
+
+/* Attribute values the device cannot honour (the masks are ib_core's). */
+static int sroce_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
+			    int mask)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 ||
+	     attr->path_mtu > sroce_active_mtu(sdev->ndev)))
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > SROCE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > SROCE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > SROCE_MAX_QPN)
+		return -EINVAL;
+	if ((mask & IB_QP_CAP) &&
+	    (attr->cap.max_send_wr > qp->sq.size ||
+	     attr->cap.max_recv_wr > qp->rq.size))
+		return -EINVAL;	/* no QP resize */
+	if (mask & IB_QP_AV) {
+		const struct ib_global_route *grh;
+
+		if (attr->ah_attr.type != RDMA_AH_ATTR_TYPE_ROCE ||
+		    !(rdma_ah_get_ah_flags(&attr->ah_attr) & IB_AH_GRH))
+			return -EINVAL;
+		grh = rdma_ah_read_grh(&attr->ah_attr);
+		/* RoCEv2 only: the source GID must be one of ours. */
+		if (!grh->sgid_attr ||
+		    grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+			return -EINVAL;
+		/* Connected QPs send to one MAC, resolved by now (A17.4.5). */
+		if ((qp->ibqp.qp_type == IB_QPT_RC ||
+		     qp->ibqp.qp_type == IB_QPT_UC) &&
+		    !is_valid_ether_addr(attr->ah_attr.roce.dmac))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* Keep what query_qp must return; the AV keeps no sgid_attr reference. */
+static void sroce_apply_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
+			     int mask)
+{
+	struct ib_qp_attr *a = &qp->attr;
+
+	if (mask & IB_QP_AV) {
+		const struct ib_global_route *grh =
+			rdma_ah_read_grh(&attr->ah_attr);
+		union ib_gid dgid = grh->dgid;
+
+		memset(&a->ah_attr, 0, sizeof(a->ah_attr));
+		a->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+		rdma_ah_set_port_num(&a->ah_attr, 1);
+		rdma_ah_set_sl(&a->ah_attr, rdma_ah_get_sl(&attr->ah_attr));
+		rdma_ah_set_grh(&a->ah_attr, &dgid, grh->flow_label,
+				grh->sgid_index, grh->hop_limit,
+				grh->traffic_class);
+		memcpy(a->ah_attr.roce.dmac, attr->ah_attr.roce.dmac, ETH_ALEN);
+	}
+	if (mask & IB_QP_PATH_MTU)
+		a->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_QKEY)
+		a->qkey = attr->qkey;
+	if (mask & IB_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn & 0xffffff;
+	if (mask & IB_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn & 0xffffff;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qp_num = attr->dest_qp_num;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		a->qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		a->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		a->port_num = attr->port_num;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_TIMEOUT)
+		a->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		a->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		a->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		a->en_sqd_async_notify = attr->en_sqd_async_notify;
+}
+
+static void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
+{
+	struct ib_qp *ibqp = &qp->ibqp;
+	struct ib_event ev = {
+		.device = ibqp->device,
+		.element.qp = ibqp,
+		.event = type,
+	};
+
+	if (ibqp->event_handler)
+		ibqp->event_handler(&ev, ibqp->qp_context);
+}
+
+/* Going back to RESET empties both queues without completions (10.3.1). */
+static void sroce_qp_reset(struct sroce_qp *qp)
+{
+	spin_lock_bh(&qp->sq.lock);
+	qp->sq.head = qp->sq.tail = 0;
+	spin_unlock_bh(&qp->sq.lock);
+	if (qp->rq.buf) {
+		spin_lock_bh(&qp->rq.lock);
+		qp->rq.head = qp->rq.tail = 0;
+		spin_unlock_bh(&qp->rq.lock);
+	}
+	memset(&qp->attr, 0, sizeof(qp->attr));
+}
+
+int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	enum ib_qp_state cur, next;
+	int err;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	if (udata && udata->inlen)
+		return -EINVAL;
+
+	mutex_lock(&qp->state_lock);
+	cur = qp->state;
+	/* We do not advertise IB_DEVICE_CURR_QP_STATE_MOD. */
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+		err = -EINVAL;
+		goto out;
+	}
+	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask)) {
+		ibdev_dbg(ibqp->device, "QP %u: bad transition %d -> %d mask %#x\n",
+			  ibqp->qp_num, cur, next, mask);
+		err = -EINVAL;
+		goto out;
+	}
+	err = sroce_check_attr(qp, attr, mask);
+	if (err)
+		goto out;
+
+	if (next == IB_QPS_RESET && cur != IB_QPS_RESET)
+		sroce_qp_reset(qp);
+	sroce_apply_attr(qp, attr, mask);
+	/* Publish the state after the attributes the data path reads. */
+	smp_store_release(&qp->state, next);
+
+	if (next == IB_QPS_ERR && cur != IB_QPS_ERR)
+		sroce_qp_flush(qp);
+	if (next == IB_QPS_SQD && cur != IB_QPS_SQD &&
+	    qp->attr.en_sqd_async_notify) {
+		/* Nothing is in flight once the SQ is empty (11.6.3.1). */
+		spin_lock_bh(&qp->sq.lock);
+		if (qp->sq.head == qp->sq.tail)
+			qp->attr.en_sqd_async_notify = 0;
+		spin_unlock_bh(&qp->sq.lock);
+		if (!qp->attr.en_sqd_async_notify)
+			sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
+	}
+out:
+	mutex_unlock(&qp->state_lock);
+	return err;
+}
+
+int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+
+	mutex_lock(&qp->state_lock);
+	*attr = qp->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->sq_draining = qp->state == IB_QPS_SQD &&
+			    qp->sq.head != qp->sq.tail;
+	attr->cap.max_send_wr = qp->sq.size;
+	attr->cap.max_send_sge = qp->sq.max_sge;
+	attr->cap.max_recv_wr = qp->rq.size;
+	attr->cap.max_recv_sge = qp->rq.max_sge;
+	attr->cap.max_inline_data = qp->max_inline;
+	mutex_unlock(&qp->state_lock);
+
+	memset(init, 0, sizeof(*init));
+	init->event_handler = ibqp->event_handler;
+	init->qp_context = ibqp->qp_context;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sq_sig_type;
+	init->qp_type = ibqp->qp_type;
+	init->port_num = 1;
+	return 0;
+}
+
+int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibqp->device);
+	struct sroce_qp *qp = to_sqp(ibqp);
+
+	/*
+	 * Unpublish and wait for every packet and WR that holds the QP; the
+	 * WRs still queued are dropped without completions (IBA 10.2.4.4:
+	 * destroying a QP does not complete its outstanding WRs).
+	 */
+	sroce_pool_remove(&sdev->qp_pool, &qp->elem);
+	sroce_queue_free(&qp->sq);
+	sroce_queue_free(&qp->rq);
+	mutex_destroy(&qp->state_lock);
+	sroce_live_dec(SROCE_OBJ_QP);
+	return 0;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * sroce user/kernel ABI, shared by sroce.ko and libsroce-rdmav34.so.
+ *
+ * Every structure here is passed through ib_udata and is versioned by
+ * SROCE_ABI_VERSION (the uverbs_abi_ver of the device): the provider refuses
+ * a kernel whose ABI version it does not know.  All fields are fixed width
+ * and naturally aligned so that 32- and 64-bit user space see one layout.
+ *
+ * Design (see Documentation/uabi.rst): queues and CQ rings live in kernel
+ * memory that user space maps with mmap() at the offsets the kernel returns
+ * (rdma_user_mmap_entry), so that the data path can run without system
+ * calls.  The first implementation may still post and poll through kernel
+ * commands; the layout does not change when it stops doing so.
+ */
+#ifndef SROCE_ABI_USER_H
+#define SROCE_ABI_USER_H
+
+#include <linux/types.h>
+
+#define SROCE_ABI_VERSION	1
+
+/*
+ * Our driver id for libibverbs' VERBS_DRIVER_ID() match.  It is private and
+ * deliberately far outside enum rdma_driver_id (upstream ids are small
+ * consecutive numbers), so it cannot collide with an upstream driver.
+ */
+#define SROCE_DRIVER_ID		0x5352
+
+/* The UDP destination port of RoCEv2 (IBA Annex A17.2.1). */
+#define SROCE_ROCEV2_UDP_DPORT	4791
+
+#endif /* SROCE_ABI_USER_H */

@@ -1,0 +1,89 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# vms: 1
+# timeout: 240
+#
+# Device life on one host: load/unload, rdma link add/delete, port state
+# from carrier, MTU, node GUID, GIDs from addresses, two devices, netdev
+# removal, rmmod with devices bound.
+. tests/vm/lib.sh
+
+ib=/sys/class/infiniband
+port_state() { cut -d' ' -f2 "$ib/$1/ports/1/state"; }
+has_gid() {	# has_gid DEV GID: is GID in DEV's table (as RoCE v2)?
+	local f
+	for f in "$ib/$1"/ports/1/gids/*; do
+		[ "$(cat "$f" 2>/dev/null)" = "$2" ] || continue
+		[ "$(cat "$ib/$1/ports/1/gid_attrs/types/${f##*/}")" = "RoCE v2" ] && return 0
+	done
+	return 1
+}
+dmesg_has() { dmesg | grep -q "$1"; }
+
+check "modprobe sroce" modprobe sroce
+check "rmmod sroce (no devices)" rmmod sroce
+# "rdma link add" must load the module by itself (MODULE_ALIAS_RDMA_LINK).
+check "rdma link add sroce0 on eth0 (module autoloads)" \
+	rdma link add sroce0 type sroce netdev eth0
+check "sroce0 in sysfs" test -d $ib/sroce0
+check "rdma link show: sroce0 ACTIVE on eth0" \
+	bash -c "rdma link show sroce0/1 | grep -q 'state ACTIVE.*netdev eth0'"
+check "node_type is CA" grep -q "^1: CA" $ib/sroce0/node_type
+check "node_guid is the EUI-64 of the MAC" \
+	grep -qx "5054:00ff:fe77:0001" $ib/sroce0/node_guid
+check "link_layer Ethernet" grep -qx Ethernet $ib/sroce0/ports/1/link_layer
+check "port state ACTIVE" test "$(port_state sroce0)" = ACTIVE
+check "phys_state LinkUp" grep -q "5: LinkUp" $ib/sroce0/ports/1/phys_state
+check "active MTU 1024 on a 1500 netdev" dmesg_has "sroce0: port 1 ACTIVE, active MTU 1024, on eth0"
+check "GID: link-local default GID" has_gid sroce0 "fe80:0000:0000:0000:5054:00ff:fe77:0001"
+check "GID: IPv4 address 10.77.0.1" wait_for 5 has_gid sroce0 "0000:0000:0000:0000:0000:ffff:0a4d:0001"
+check "GID: IPv6 address fd77::1" wait_for 5 has_gid sroce0 "fd77:0000:0000:0000:0000:0000:0000:0001"
+ip addr add 10.77.5.9/24 dev eth0
+check "GID: an added address appears" wait_for 5 has_gid sroce0 "0000:0000:0000:0000:0000:ffff:0a4d:0509"
+ip addr del 10.77.5.9/24 dev eth0
+check "GID: a removed address disappears" wait_for 5 bash -c \
+	"! $(declare -f has_gid); ib=$ib; ! has_gid sroce0 0000:0000:0000:0000:0000:ffff:0a4d:0509"
+check "GSI QP1 created by ib_mad on sroce0" \
+	bash -c "rdma resource show qp link sroce0/1 | grep -q 'lqpn 1 .*type GSI'"
+check_fails "a second device on eth0 is refused" rdma link add sroce9 type sroce netdev eth0
+check "the refused device does not exist" test ! -e $ib/sroce9
+check_fails "a device on lo is refused" rdma link add sroce9 type sroce netdev lo
+
+# A second device on a veth: carrier follows the peer.
+ip link add va type veth peer name vb
+ip link set va up
+ip link set vb up
+check "rdma link add sroce1 on va" rdma link add sroce1 type sroce netdev va
+check "two devices exist" test -d $ib/sroce0 -a -d $ib/sroce1
+check "sroce1 ACTIVE" wait_for 5 bash -c "grep -q ACTIVE $ib/sroce1/ports/1/state"
+ip link set vb down
+check "carrier down -> sroce1 DOWN" wait_for 5 bash -c "grep -q DOWN $ib/sroce1/ports/1/state"
+check "carrier down -> port error event" wait_for 5 dmesg_has "sroce1: port 1 DOWN, active MTU 1024, on va"
+check "phys_state Disabled" grep -q "3: Disabled" $ib/sroce1/ports/1/phys_state
+check "sroce0 unaffected" test "$(port_state sroce0)" = ACTIVE
+ip link set vb up
+check "carrier up -> sroce1 ACTIVE" wait_for 5 bash -c "grep -q ACTIVE $ib/sroce1/ports/1/state"
+check "carrier up -> port active event" wait_for 5 bash -c \
+	"dmesg | grep 'sroce1: port 1' | tail -n 1 | grep -q 'ACTIVE, active MTU 1024, on va'"
+ip link set va down
+check "admin down -> sroce1 DOWN" wait_for 5 bash -c "grep -q DOWN $ib/sroce1/ports/1/state"
+ip link set va up
+ip link set va mtu 4200
+check "MTU 4200 -> active MTU 4096" wait_for 5 dmesg_has "sroce1: port 1 ACTIVE, active MTU 4096, on va"
+ip link set va mtu 4187
+check "MTU 4187 -> active MTU 2048 (headers do not fit)" wait_for 5 dmesg_has "sroce1: port 1 ACTIVE, active MTU 2048, on va"
+check "netdev removal removes its device" bash -c "ip link del va && true"
+check "sroce1 gone" wait_for 10 test ! -e $ib/sroce1
+check "rdma link delete sroce0" rdma link delete sroce0
+check "sroce0 gone" wait_for 10 test ! -e $ib/sroce0
+
+# rmmod with devices bound removes them all.
+ip link add vc type veth peer name vd
+check "re-add sroce0 on eth0" rdma link add sroce0 type sroce netdev eth0
+check "add sroce1 on vc" rdma link add sroce1 type sroce netdev vc
+check "rmmod with two devices bound" rmmod sroce
+check "no devices left" bash -c "! ls $ib | grep -q sroce"
+check "no leak reported at unload" bash -c "! dmesg | grep -q 'sroce: leak'"
+check "modprobe again after rmmod" modprobe sroce
+check "rmmod again" rmmod sroce
+tap_done
