@@ -93,6 +93,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
+	/* Pairs with modify_qp's release: the attributes are visible. */
 	enum ib_qp_state state = smp_load_acquire(&qp->state);
 
 	/* IBA 10.8.2: posting to a SQ that is not yet RTS is an error. */
@@ -117,6 +118,7 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
 	struct sroce_queue *q = &qp->rq;
+	/* Pairs with modify_qp's release: the attributes are visible. */
 	enum ib_qp_state state = smp_load_acquire(&qp->state);
 	unsigned long flags;
 	int err = 0;

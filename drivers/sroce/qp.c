@@ -34,8 +34,8 @@ static int sroce_qp_alloc_queues(struct sroce_qp *qp,
 
 	/* Inline data is copied into the WQE's SGE area. */
 	sge = max_t(u32, cap->max_send_sge, 1);
-	sge = max_t(u32, sge, DIV_ROUND_UP(cap->max_inline_data,
-					     sizeof(struct ib_sge)));
+	sge = max_t(u32, sge,
+		    DIV_ROUND_UP(cap->max_inline_data, sizeof(struct ib_sge)));
 	stride = sizeof(struct sroce_send_wqe) + sge * sizeof(struct ib_sge);
 	err = sroce_queue_init(&qp->sq, max_t(u32, cap->max_send_wr, 1),
 			       stride, cap->max_send_sge);
@@ -222,11 +222,13 @@ static void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
 static void sroce_qp_reset(struct sroce_qp *qp)
 {
 	spin_lock_bh(&qp->sq.lock);
-	qp->sq.head = qp->sq.tail = 0;
+	qp->sq.head = 0;
+	qp->sq.tail = 0;
 	spin_unlock_bh(&qp->sq.lock);
 	if (qp->rq.buf) {
 		spin_lock_bh(&qp->rq.lock);
-		qp->rq.head = qp->rq.tail = 0;
+		qp->rq.head = 0;
+		qp->rq.tail = 0;
 		spin_unlock_bh(&qp->rq.lock);
 	}
 	memset(&qp->attr, 0, sizeof(qp->attr));

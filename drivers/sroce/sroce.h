@@ -49,8 +49,8 @@
 #define SROCE_MAX_SRQ_WR	4096
 #define SROCE_MAX_INLINE	256
 #define SROCE_MAX_RD_ATOMIC	16
-#define SROCE_MAX_MR_SIZE	(1ULL << 32)
-#define SROCE_MAX_MSG_SIZE	(1U << 31)
+#define SROCE_MAX_MR_SIZE	BIT_ULL(32)
+#define SROCE_MAX_MSG_SIZE	BIT(31)
 #define SROCE_PORT_GID_TBL_LEN	64
 #define SROCE_VENDOR_ID		0xffffff	/* no IEEE OUI: a software device */
 
@@ -160,7 +160,7 @@ struct sroce_pd {
  */
 struct sroce_cq {
 	struct ib_cq ibcq;
-	spinlock_t lock;
+	spinlock_t lock;		/* see above */
 	struct ib_wc *queue;
 	u32 size;
 	u32 head;
@@ -196,7 +196,7 @@ struct sroce_recv_wqe {
  * @tail: count of WRs posted
  */
 struct sroce_queue {
-	spinlock_t lock;
+	spinlock_t lock;		/* see above */
 	void *buf;
 	u32 size;
 	u32 stride;

@@ -53,6 +53,9 @@ check_fails() {
 
 diag() { echo "# $*"; }
 
+# not CMD...: succeeds when CMD fails (for check and wait_for).
+not() { ! "$@"; }
+
 # wait_for SECONDS CMD...: poll CMD until it succeeds (a state change the
 # kernel makes asynchronously), at most SECONDS.
 wait_for() {

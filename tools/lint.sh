@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# lint.sh KDIR - sparse (make C=2) and checkpatch.pl --strict over our
+# kernel code.  checkpatch.pl and its data files are taken from Debian's
+# linux-source-6.1 on first use (into build/lint/).  Any finding fails.
+set -uo pipefail
+
+kdir=$1
+src=$(cd "$(dirname "$0")/.." && pwd)
+lint=$src/build/lint
+tarball=/usr/src/linux-source-6.1.tar.xz
+rc=0
+
+if [ ! -x "$lint/scripts/checkpatch.pl" ]; then
+	[ -f "$tarball" ] || { echo "lint: install linux-source-6.1 (make deps)" >&2; exit 1; }
+	mkdir -p "$lint"
+	tar -C "$lint" --strip-components=1 -xf "$tarball" \
+		linux-source-6.1/scripts/checkpatch.pl \
+		linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch || exit 1
+fi
+
+mapfile -t files < <(cd "$src" && git ls-files -co --exclude-standard \
+	'drivers/*.[ch]' 'include/*.h' 'tests/kernel/*.[ch]' 2>/dev/null)
+
+echo "lint: checkpatch.pl --strict (${#files[@]} files)"
+if ! (cd "$src" && "$lint/scripts/checkpatch.pl" --strict --no-tree --quiet \
+	--show-types --ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES \
+	--file "${files[@]}"); then
+	rc=1
+fi
+
+echo "lint: sparse (make C=2)"
+out=$(make -s -C "$kdir" M="$src" C=2 CHECK="sparse -Wno-decl" modules 2>&1 |
+	grep -v "Skipping BTF generation")
+if printf '%s\n' "$out" | grep -E "warning:|error:" ; then
+	rc=1
+fi
+
+[ "$rc" -eq 0 ] && echo "lint: clean"
+exit "$rc"
