@@ -28,6 +28,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 {
 	struct sroce_dev *sdev = to_sdev(ibcq->device);
 	struct sroce_cq *cq = to_scq(ibcq);
+	int err;
 
 	if (attr->flags)
 		return -EOPNOTSUPP;
@@ -35,22 +36,36 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EINVAL;
 	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
-	if (udata)	/* user CQs come with the user-space provider */
-		return -EOPNOTSUPP;
-
-	cq->queue = kvcalloc(attr->cqe + 1, sizeof(*cq->queue), GFP_KERNEL);
-	if (!cq->queue)
-		return -ENOMEM;
 	if (atomic_inc_return(&sdev->nr_cq) > SROCE_MAX_CQ) {
-		atomic_dec(&sdev->nr_cq);
-		kvfree(cq->queue);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto err_count;
+	}
+	cq->queue = kvcalloc(attr->cqe + 1, sizeof(*cq->queue), GFP_KERNEL);
+	if (!cq->queue) {
+		err = -ENOMEM;
+		goto err_count;
 	}
 	spin_lock_init(&cq->lock);
 	cq->size = attr->cqe;
 	ibcq->cqe = attr->cqe;
+
+	if (udata) {
+		/* Not mapped (yet): the provider polls through the kernel. */
+		struct sroce_create_cq_resp resp = { .entries = attr->cqe };
+
+		err = ib_copy_to_udata(udata, &resp,
+				       min(udata->outlen, sizeof(resp)));
+		if (err)
+			goto err_queue;
+	}
 	sroce_live_inc(SROCE_OBJ_CQ);
 	return 0;
+
+err_queue:
+	kvfree(cq->queue);
+err_count:
+	atomic_dec(&sdev->nr_cq);
+	return err;
 }
 
 int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
@@ -74,8 +89,6 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	struct ib_wc *queue, *old;
 	u32 n, i;
 
-	if (udata)
-		return -EOPNOTSUPP;
 	if (cqe < 1 || cqe > SROCE_MAX_CQE)
 		return -EINVAL;
 	queue = kvcalloc(cqe + 1, sizeof(*queue), GFP_KERNEL);

@@ -181,35 +181,48 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.driver_id = SROCE_DRIVER_ID,
 	.uverbs_abi_ver = SROCE_ABI_VERSION,
 
+	.alloc_mr = sroce_alloc_mr,
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
+	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
 	.create_qp = sroce_create_qp,
+	.create_srq = sroce_create_srq,
+	.create_user_ah = sroce_create_ah,
 	.dealloc_driver = sroce_dealloc_driver,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
 	.dereg_mr = sroce_dereg_mr,
+	.destroy_ah = sroce_destroy_ah,
 	.destroy_cq = sroce_destroy_cq,
 	.destroy_qp = sroce_destroy_qp,
+	.destroy_srq = sroce_destroy_srq,
 	.get_dev_fw_str = sroce_get_dev_fw_str,
 	.get_dma_mr = sroce_get_dma_mr,
 	.get_link_layer = sroce_get_link_layer,
 	.get_port_immutable = sroce_get_port_immutable,
+	.map_mr_sg = sroce_map_mr_sg,
 	.modify_qp = sroce_modify_qp,
+	.modify_srq = sroce_modify_srq,
 	.poll_cq = sroce_poll_cq,
 	.post_recv = sroce_post_recv,
 	.post_send = sroce_post_send,
+	.post_srq_recv = sroce_post_srq_recv,
+	.query_ah = sroce_query_ah,
 	.query_device = sroce_query_device,
 	.query_pkey = sroce_query_pkey,
 	.query_port = sroce_query_port,
 	.query_qp = sroce_query_qp,
+	.query_srq = sroce_query_srq,
 	.reg_user_mr = sroce_reg_user_mr,
 	.req_notify_cq = sroce_req_notify_cq,
 	.resize_cq = sroce_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, sroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, sroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
 };
 
@@ -244,7 +257,7 @@ static void sroce_init_attrs(struct sroce_dev *sdev)
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	a->sys_image_guid = sdev->ibdev.node_guid;
-	a->max_fast_reg_page_list_len = 0;
+	a->max_fast_reg_page_list_len = SROCE_MAX_FRMR_PAGES;
 }
 
 /**

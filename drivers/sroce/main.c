@@ -12,6 +12,7 @@
  * device off sroce_dev_list.  The list is ours, so rmmod touches no other
  * driver's devices.
  */
+#include <linux/debugfs.h>
 #include <linux/if_arp.h>
 #include <linux/module.h>
 #include <linux/rtnetlink.h>
@@ -195,6 +196,24 @@ static void sroce_unregister_all(void)
 	}
 }
 
+/*
+ * /sys/kernel/debug/sroce/objects: the live-object counters, all devices
+ * together.  Tests compare them before and after a run; rmmod reports
+ * whatever is left.
+ */
+static struct dentry *sroce_debugfs;
+
+static int sroce_objects_show(struct seq_file *s, void *unused)
+{
+	int t;
+
+	for (t = 0; t < SROCE_OBJ_MAX; t++)
+		seq_printf(s, "%s %d\n", sroce_obj_name[t],
+			   atomic_read(&sroce_live[t]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sroce_objects);
+
 static void sroce_check_leaks(void)
 {
 	int t, n;
@@ -215,6 +234,9 @@ static int __init sroce_init(void)
 	if (err)
 		return err;
 	rdma_link_register(&sroce_link_ops);
+	sroce_debugfs = debugfs_create_dir(SROCE_DRV_NAME, NULL);
+	debugfs_create_file("objects", 0444, sroce_debugfs, NULL,
+			    &sroce_objects_fops);
 	pr_info("sroce: loaded (uABI %d, driver id %#x)\n", SROCE_ABI_VERSION,
 		SROCE_DRIVER_ID);
 	return 0;
@@ -227,6 +249,7 @@ static void __exit sroce_exit(void)
 	/* No new queued unregistrations. */
 	unregister_netdevice_notifier(&sroce_netdev_nb);
 	sroce_unregister_all();
+	debugfs_remove_recursive(sroce_debugfs);
 	sroce_check_leaks();
 	pr_info("sroce: unloaded\n");
 }

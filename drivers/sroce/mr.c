@@ -86,6 +86,58 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	return &mr->ibmr;
 }
 
+/**
+ * sroce_alloc_mr - allocate a fast-register MR (FRWR)
+ * @ibpd: the PD
+ * @type: only IB_MR_TYPE_MEM_REG
+ * @max_num_sg: pages the MR can map, at most SROCE_MAX_FRMR_PAGES
+ *
+ * The MR starts invalid; IB_WR_REG_MR gives it a page list.
+ *
+ * Return: the MR or ERR_PTR(-EINVAL / -EOPNOTSUPP / -ENOMEM).
+ */
+struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct sroce_mr *mr;
+	u64 *pages;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > SROCE_MAX_FRMR_PAGES)
+		return ERR_PTR(-EINVAL);
+	pages = kcalloc(max_num_sg, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return ERR_PTR(-ENOMEM);
+	mr = sroce_mr_alloc(to_sdev(ibpd->device), 0);
+	if (IS_ERR(mr)) {
+		kfree(pages);
+		return ERR_CAST(mr);
+	}
+	mr->pages = pages;
+	mr->max_pages = max_num_sg;
+	return &mr->ibmr;
+}
+
+static int sroce_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	if (mr->npages == mr->max_pages)
+		return -ENOMEM;
+	mr->pages[mr->npages++] = addr;
+	return 0;
+}
+
+int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	mr->npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_set_page);
+}
+
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibmr->device);
@@ -94,6 +146,7 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	/* Waits for every WR that still holds the MR. */
 	sroce_pool_remove(&sdev->mr_pool, &mr->elem);
 	ib_umem_release(mr->umem);
+	kfree(mr->pages);
 	sroce_live_dec(SROCE_OBJ_MR);
 	kfree_rcu(mr, elem.rcu);
 	return 0;

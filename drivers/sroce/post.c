@@ -113,25 +113,19 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return -EOPNOTSUPP;
 }
 
-int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		    const struct ib_recv_wr **bad_wr)
+/**
+ * sroce_queue_post_recv - post receive WRs to a QP's RQ or to an SRQ
+ * @q: the receive queue
+ * @wr: the first WR
+ * @bad_wr: set to the first WR not queued
+ *
+ * Return: 0, -EINVAL (too many SGEs) or -ENOMEM (queue full).
+ */
+int sroce_queue_post_recv(struct sroce_queue *q, const struct ib_recv_wr *wr,
+			  const struct ib_recv_wr **bad_wr)
 {
-	struct sroce_qp *qp = to_sqp(ibqp);
-	struct sroce_queue *q = &qp->rq;
-	/* Pairs with modify_qp's release: the attributes are visible. */
-	enum ib_qp_state state = smp_load_acquire(&qp->state);
 	unsigned long flags;
 	int err = 0;
-
-	if (!q->buf || state == IB_QPS_RESET) {
-		*bad_wr = wr;
-		return -EINVAL;
-	}
-	if (state == IB_QPS_ERR) {
-		for (; wr; wr = wr->next)
-			sroce_flush_wc(qp, ibqp->recv_cq, wr->wr_id, true);
-		return 0;
-	}
 
 	spin_lock_irqsave(&q->lock, flags);
 	for (; wr; wr = wr->next) {
@@ -155,4 +149,24 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	if (err)
 		*bad_wr = wr;
 	return err;
+}
+
+int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	/* Pairs with modify_qp's release: the attributes are visible. */
+	enum ib_qp_state state = smp_load_acquire(&qp->state);
+
+	/* No RQ of its own (SRQ) or RESET: IBA 10.8.2, an immediate error. */
+	if (!qp->rq.buf || state == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	if (state == IB_QPS_ERR) {
+		for (; wr; wr = wr->next)
+			sroce_flush_wc(qp, ibqp->recv_cq, wr->wr_id, true);
+		return 0;
+	}
+	return sroce_queue_post_recv(&qp->rq, wr, bad_wr);
 }

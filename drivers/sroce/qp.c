@@ -7,7 +7,6 @@
  */
 #include <linux/etherdevice.h>
 #include <linux/slab.h>
-#include <rdma/ib_cache.h>
 
 #include "sroce.h"
 
@@ -75,10 +74,8 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	if (init->create_flags)
 		return -EOPNOTSUPP;
-	if (udata)	/* user QPs come with the user-space provider */
-		return -EOPNOTSUPP;
-	if (init->srq)	/* SRQs come with the objects issue */
-		return -EOPNOTSUPP;
+	if (init->qp_type == IB_QPT_GSI && udata)
+		return -EINVAL;
 	err = sroce_check_caps(init);
 	if (err)
 		return err;
@@ -90,6 +87,19 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		return err;
 
+	if (udata) {
+		/* Not mapped (yet): the provider posts through the kernel. */
+		struct sroce_create_qp_resp resp = {
+			.sq_entries = qp->sq.size,
+			.rq_entries = qp->rq.size,
+		};
+
+		err = ib_copy_to_udata(udata, &resp,
+				       min(udata->outlen, sizeof(resp)));
+		if (err)
+			goto err_queues;
+	}
+
 	/* Publish last: from here on packets can find the QP. */
 	if (init->qp_type == IB_QPT_GSI)
 		err = sroce_pool_add_id(&sdev->qp_pool, &qp->elem, 1);
@@ -98,6 +108,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_queues;
 	ibqp->qp_num = qp->elem.id;
+	init->cap.max_send_wr = qp->sq.size;
+	if (!init->srq)
+		init->cap.max_recv_wr = qp->rq.size;
 	sroce_live_inc(SROCE_OBJ_QP);
 	return 0;
 
@@ -109,7 +122,7 @@ err_queues:
 
 /* Attribute values the device cannot honour (the masks are ib_core's). */
 static int sroce_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
-			    int mask)
+			    int mask, struct sroce_av *av)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 
@@ -134,20 +147,14 @@ static int sroce_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 	     attr->cap.max_recv_wr > qp->rq.size))
 		return -EINVAL;	/* no QP resize */
 	if (mask & IB_QP_AV) {
-		const struct ib_global_route *grh;
+		int err = sroce_av_from_attr(av, &attr->ah_attr);
 
-		if (attr->ah_attr.type != RDMA_AH_ATTR_TYPE_ROCE ||
-		    !(rdma_ah_get_ah_flags(&attr->ah_attr) & IB_AH_GRH))
-			return -EINVAL;
-		grh = rdma_ah_read_grh(&attr->ah_attr);
-		/* RoCEv2 only: the source GID must be one of ours. */
-		if (!grh->sgid_attr ||
-		    grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
-			return -EINVAL;
-		/* Connected QPs send to one MAC, resolved by now (A17.4.5). */
+		if (err)
+			return err;
+		/* Connected QPs send to one unicast MAC (A17.4.5). */
 		if ((qp->ibqp.qp_type == IB_QPT_RC ||
 		     qp->ibqp.qp_type == IB_QPT_UC) &&
-		    !is_valid_ether_addr(attr->ah_attr.roce.dmac))
+		    !is_valid_ether_addr(av->dmac))
 			return -EINVAL;
 	}
 	return 0;
@@ -155,11 +162,12 @@ static int sroce_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 
 /* Keep what query_qp must return; the AV keeps no sgid_attr reference. */
 static void sroce_apply_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
-			     int mask)
+			     int mask, const struct sroce_av *av)
 {
 	struct ib_qp_attr *a = &qp->attr;
 
 	if (mask & IB_QP_AV) {
+		qp->av = *av;
 		const struct ib_global_route *grh =
 			rdma_ah_read_grh(&attr->ah_attr);
 		union ib_gid dgid = grh->dgid;
@@ -239,6 +247,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
 	enum ib_qp_state cur, next;
+	struct sroce_av av;
 	int err;
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
@@ -260,13 +269,13 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		err = -EINVAL;
 		goto out;
 	}
-	err = sroce_check_attr(qp, attr, mask);
+	err = sroce_check_attr(qp, attr, mask, &av);
 	if (err)
 		goto out;
 
 	if (next == IB_QPS_RESET && cur != IB_QPS_RESET)
 		sroce_qp_reset(qp);
-	sroce_apply_attr(qp, attr, mask);
+	sroce_apply_attr(qp, attr, mask, &av);
 	/* Publish the state after the attributes the data path reads. */
 	smp_store_release(&qp->state, next);
 

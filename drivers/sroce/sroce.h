@@ -7,6 +7,8 @@
  *   device.c  the ib_device_ops table, device/port queries, port state
  *   pool.c    lifetime layer: kref'd objects indexed by xarray + RCU
  *   pd.c      protection domains
+ *   ah.c      address handles (the RoCEv2 address vector)
+ *   srq.c     shared receive queues
  *   cq.c      completion layer: the shared CQ ring
  *   qp.c      QP objects and the IBA QP state machine
  *   post.c    work request queues (post_send/post_recv, flush)
@@ -52,6 +54,7 @@
 #define SROCE_MAX_MR_SIZE	BIT_ULL(32)
 #define SROCE_MAX_MSG_SIZE	BIT(31)
 #define SROCE_PORT_GID_TBL_LEN	64
+#define SROCE_MAX_FRMR_PAGES	512
 #define SROCE_VENDOR_ID		0xffffff	/* no IEEE OUI: a software device */
 
 /* The first QPN handed to an ordinary QP; 0 and 1 are QP0 and QP1 (GSI). */
@@ -134,7 +137,7 @@ struct sroce_dev {
 
 	struct sroce_pool qp_pool;
 	struct sroce_pool mr_pool;
-	atomic_t nr_pd, nr_cq, nr_srq, nr_ah;
+	atomic_t nr_pd, nr_cq, nr_srq, nr_ah;	/* against the device limits */
 
 	spinlock_t port_lock;		/* protects port_state, port_mtu */
 	enum ib_port_state port_state;	/* last state reported to ib_core */
@@ -169,11 +172,43 @@ struct sroce_cq {
 	bool overflow;
 };
 
+/**
+ * struct sroce_av - a RoCEv2 address vector (AHs, connected QPs)
+ * @sgid: our source GID (an IPv4-mapped or IPv6 address)
+ * @dgid: the destination GID
+ * @dmac: the next hop's MAC, resolved by ib_core / rdma_cm
+ * @net_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6, from the source GID
+ * @sgid_index: the GID table index, for query
+ * @hop_limit: IP TTL / hop limit
+ * @traffic_class: IP DSCP/ECN byte
+ * @flow_label: IPv6 flow label
+ * @sl: service level (802.1p priority)
+ */
+struct sroce_av {
+	union ib_gid sgid;
+	union ib_gid dgid;
+	u8 dmac[ETH_ALEN];
+	u8 net_type;
+	u8 sgid_index;
+	u8 hop_limit;
+	u8 traffic_class;
+	u8 sl;
+	u32 flow_label;
+};
+
+struct sroce_ah {
+	struct ib_ah ibah;
+	struct sroce_av av;
+};
+
 struct sroce_mr {
 	struct ib_mr ibmr;
 	struct sroce_pool_elem elem;
 	int access;
 	struct ib_umem *umem;		/* user MRs only */
+	u64 *pages;			/* fast-register MRs: the page list */
+	u32 max_pages;
+	u32 npages;
 };
 
 struct sroce_send_wqe {
@@ -205,6 +240,12 @@ struct sroce_queue {
 	u32 tail;
 };
 
+struct sroce_srq {
+	struct ib_srq ibsrq;
+	struct sroce_queue rq;
+	u32 limit;			/* IB_SRQ_LIMIT, armed when non-zero */
+};
+
 struct sroce_qp {
 	struct ib_qp ibqp;
 	struct sroce_pool_elem elem;
@@ -212,6 +253,7 @@ struct sroce_qp {
 	struct mutex state_lock;	/* serialises modify_qp and destroy */
 	enum ib_qp_state state;		/* read locklessly on the data path */
 	struct ib_qp_attr attr;		/* what modify_qp set, for query_qp */
+	struct sroce_av av;		/* the destination of RC/UC QPs */
 	enum ib_sig_type sq_sig_type;
 
 	struct sroce_queue sq;
@@ -237,6 +279,16 @@ static inline struct sroce_pd *to_spd(struct ib_pd *ibpd)
 static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct sroce_cq, ibcq);
+}
+
+static inline struct sroce_ah *to_sah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct sroce_ah, ibah);
+}
+
+static inline struct sroce_srq *to_ssrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct sroce_srq, ibsrq);
 }
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
@@ -291,6 +343,23 @@ static inline void sroce_mr_put(struct sroce_mr *mr)
 int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 
+/* ah.c */
+int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr);
+int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		    struct ib_udata *udata);
+int sroce_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
+int sroce_destroy_ah(struct ib_ah *ibah, u32 flags);
+
+/* srq.c */
+int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int sroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
+
 /* cq.c - completion layer */
 int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct ib_udata *udata);
@@ -317,10 +386,16 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
+int sroce_queue_post_recv(struct sroce_queue *q, const struct ib_recv_wr *wr,
+			  const struct ib_recv_wr **bad_wr);
 void sroce_qp_flush(struct sroce_qp *qp);
 
 /* mr.c */
 struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
 struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);

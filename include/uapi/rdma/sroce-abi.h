@@ -30,4 +30,38 @@
 /* The UDP destination port of RoCEv2 (IBA Annex A17.2.1). */
 #define SROCE_ROCEV2_UDP_DPORT	4791
 
+/*
+ * Queue mapping.  A response whose flags have SROCE_MAPPED set describes a
+ * ring the provider may mmap() at mmap_offset and use without system
+ * calls.  Without the flag (all current kernels) the provider posts and
+ * polls through the kernel commands (ibv_cmd_post_send and friends).
+ */
+enum sroce_queue_flags {
+	SROCE_MAPPED = 1 << 0,
+};
+
+/* ibv_create_cq response, after the core response. */
+struct sroce_create_cq_resp {
+	__aligned_u64 mmap_offset;
+	__u32 entries;		/* ring entries (>= the requested cqe) */
+	__u32 flags;		/* enum sroce_queue_flags */
+};
+
+/* ibv_create_qp response, after the core response. */
+struct sroce_create_qp_resp {
+	__aligned_u64 sq_mmap_offset;
+	__aligned_u64 rq_mmap_offset;
+	__u32 sq_entries;
+	__u32 rq_entries;
+	__u32 flags;		/* enum sroce_queue_flags */
+	__u32 reserved;
+};
+
+/* ibv_create_srq response, after the core response. */
+struct sroce_create_srq_resp {
+	__aligned_u64 mmap_offset;
+	__u32 entries;
+	__u32 flags;		/* enum sroce_queue_flags */
+};
+
 #endif /* SROCE_ABI_USER_H */

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce shared receive queues (IBA 10.2.9): one receive queue that many
+ * QPs consume from.  ib_core refuses to destroy an SRQ that QPs use.
+ */
+#include "sroce.h"
+
+static int sroce_srq_check(const struct ib_srq_attr *attr)
+{
+	if (attr->max_wr < 1 || attr->max_wr > SROCE_MAX_SRQ_WR ||
+	    attr->max_sge > SROCE_MAX_SGE || attr->srq_limit > attr->max_wr)
+		return -EINVAL;
+	return 0;
+}
+
+int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibsrq->device);
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+	struct ib_srq_attr *attr = &init->attr;
+	u32 sge, stride;
+	int err;
+
+	if (init->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	err = sroce_srq_check(attr);
+	if (err)
+		return err;
+	if (atomic_inc_return(&sdev->nr_srq) > SROCE_MAX_SRQ) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+	sge = max_t(u32, attr->max_sge, 1);
+	stride = sizeof(struct sroce_recv_wqe) + sge * sizeof(struct ib_sge);
+	err = sroce_queue_init(&srq->rq, attr->max_wr, stride, attr->max_sge);
+	if (err)
+		goto err_count;
+	srq->limit = attr->srq_limit;
+
+	if (udata) {
+		struct sroce_create_srq_resp resp = { .entries = attr->max_wr };
+
+		err = ib_copy_to_udata(udata, &resp,
+				       min(udata->outlen, sizeof(resp)));
+		if (err)
+			goto err_queue;
+	}
+	sroce_live_inc(SROCE_OBJ_SRQ);
+	return 0;
+
+err_queue:
+	sroce_queue_free(&srq->rq);
+err_count:
+	atomic_dec(&sdev->nr_srq);
+	return err;
+}
+
+int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+
+	/* No resizing (IB_DEVICE_SRQ_RESIZE is not advertised). */
+	if (mask & IB_SRQ_MAX_WR)
+		return -EOPNOTSUPP;
+	if (mask & IB_SRQ_LIMIT) {
+		if (attr->srq_limit > srq->rq.size)
+			return -EINVAL;
+		spin_lock_irq(&srq->rq.lock);
+		srq->limit = attr->srq_limit;
+		spin_unlock_irq(&srq->rq.lock);
+	}
+	return 0;
+}
+
+int sroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+
+	attr->max_wr = srq->rq.size;
+	attr->max_sge = srq->rq.max_sge;
+	attr->srq_limit = srq->limit;
+	return 0;
+}
+
+int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibsrq->device);
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+
+	sroce_queue_free(&srq->rq);
+	atomic_dec(&sdev->nr_srq);
+	sroce_live_dec(SROCE_OBJ_SRQ);
+	return 0;
+}
+
+int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr)
+{
+	return sroce_queue_post_recv(&to_ssrq(ibsrq)->rq, wr, bad_wr);
+}

@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce_test - an in-kernel ULP that exercises an sroce device through the
+ * kernel verbs API, the way rdma_cm users and NVMe-oF do, and reports KTAP.
+ *
+ * On load it registers an ib_client; for every sroce device (matched by
+ * driver id) it runs the suite once and stores the KTAP text in
+ * /sys/kernel/debug/sroce_test/<device>.  tests/vm/objects.sh reads it.
+ */
+#include <linux/debugfs.h>
+#include <linux/etherdevice.h>
+#include <linux/module.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/sroce-abi.h>
+
+#define SROCE_TEST_BUF	(64 * 1024)
+
+struct sroce_test {
+	struct ib_device *dev;
+	struct dentry *file;
+	char *buf;
+	size_t len;
+	int n;
+	int failed;
+	struct completion sq_drained;
+};
+
+static struct dentry *sroce_test_dir;
+
+static __printf(3, 4) void sroce_test_ok(struct sroce_test *t, bool ok,
+					 const char *fmt, ...)
+{
+	va_list args;
+
+	t->n++;
+	if (!ok)
+		t->failed++;
+	t->len += scnprintf(t->buf + t->len, SROCE_TEST_BUF - t->len,
+			    "%sok %d - ", ok ? "" : "not ", t->n);
+	va_start(args, fmt);
+	t->len += vscnprintf(t->buf + t->len, SROCE_TEST_BUF - t->len, fmt,
+			     args);
+	va_end(args);
+	t->len += scnprintf(t->buf + t->len, SROCE_TEST_BUF - t->len, "\n");
+}
+
+/* ok when @ptr is a valid pointer; reports the errno otherwise */
+static void sroce_test_ptr(struct sroce_test *t, const void *ptr,
+			   const char *what)
+{
+	sroce_test_ok(t, !IS_ERR_OR_NULL(ptr), "%s (%ld)", what,
+		      IS_ERR(ptr) ? PTR_ERR(ptr) : 0L);
+}
+
+/* ok when @ptr is ERR_PTR(@err) */
+static void sroce_test_err(struct sroce_test *t, const void *ptr, long err,
+			   const char *what)
+{
+	sroce_test_ok(t, IS_ERR(ptr) && PTR_ERR(ptr) == err,
+		      "%s fails with %ld (%ld)", what, err,
+		      IS_ERR(ptr) ? PTR_ERR(ptr) : 0L);
+}
+
+static void sroce_test_rc(struct sroce_test *t, int rc, int want,
+			  const char *what)
+{
+	sroce_test_ok(t, rc == want, "%s: %d (want %d)", what, rc, want);
+}
+
+/* The first RoCE v2 GID with an IPv4 address, or index 0. */
+static int sroce_test_sgid_index(struct ib_device *dev)
+{
+	const struct ib_gid_attr *attr;
+	int i;
+
+	for (i = 0; i < dev->port_data[1].immutable.gid_tbl_len; i++) {
+		attr = rdma_get_gid_attr(dev, 1, i);
+		if (IS_ERR(attr))
+			continue;
+		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
+		    ipv6_addr_v4mapped((struct in6_addr *)attr->gid.raw)) {
+			rdma_put_gid_attr(attr);
+			return i;
+		}
+		rdma_put_gid_attr(attr);
+	}
+	return 0;
+}
+
+static void sroce_test_ah_attr(struct ib_device *dev,
+			       struct rdma_ah_attr *ah, int sgid_index)
+{
+	static const u8 mac[ETH_ALEN] = { 0x02, 0, 0, 0x5e, 0, 1 };
+	union ib_gid dgid;
+
+	memset(ah, 0, sizeof(*ah));
+	rdma_query_gid(dev, 1, sgid_index, &dgid);
+	ah->type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(ah, 1);
+	rdma_ah_set_grh(ah, &dgid, 0, sgid_index, 64, 0);
+	memcpy(ah->roce.dmac, mac, ETH_ALEN);
+}
+
+static void sroce_test_qp_event(struct ib_event *ev, void *ctx)
+{
+	struct sroce_test *t = ctx;
+
+	if (ev->event == IB_EVENT_SQ_DRAINED)
+		complete(&t->sq_drained);
+}
+
+static struct ib_qp *sroce_test_rc_qp(struct sroce_test *t, struct ib_pd *pd,
+				      struct ib_cq *scq, struct ib_cq *rcq)
+{
+	struct ib_qp_init_attr init = {
+		.event_handler = sroce_test_qp_event,
+		.qp_context = t,
+		.send_cq = scq,
+		.recv_cq = rcq,
+		.cap = {
+			.max_send_wr = 16, .max_recv_wr = 16,
+			.max_send_sge = 2, .max_recv_sge = 2,
+			.max_inline_data = 64,
+		},
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+	};
+
+	return ib_create_qp(pd, &init);
+}
+
+/* RESET -> INIT -> RTR -> RTS for an RC QP towards @dest_qpn. */
+static int sroce_test_connect(struct sroce_test *t, struct ib_qp *qp,
+			      u32 dest_qpn, int sgid_index)
+{
+	struct ib_qp_attr a = {};
+	int err;
+
+	a.qp_state = IB_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (err)
+		return err;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTR;
+	a.path_mtu = IB_MTU_1024;
+	a.dest_qp_num = dest_qpn;
+	a.rq_psn = 0x123;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 12;
+	sroce_test_ah_attr(t->dev, &a.ah_attr, sgid_index);
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (err)
+		return err;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTS;
+	a.sq_psn = 0x456;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 4;
+	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_SQ_PSN |
+			    IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
+			    IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void sroce_test_limits(struct sroce_test *t, struct ib_pd *pd,
+			      struct ib_cq *cq)
+{
+	struct ib_device_attr *da = &t->dev->attrs;
+	struct ib_cq_init_attr cqa = { .cqe = da->max_cqe + 1 };
+	struct ib_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IB_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_srq_init_attr sinit = {
+		.attr = { .max_wr = da->max_srq_wr + 1, .max_sge = 1 },
+	};
+	struct ib_cq *bad_cq;
+	struct ib_qp *qp;
+	struct ib_srq *srq;
+	struct ib_mr *mr;
+
+	sroce_test_ok(t, da->max_qp > 0 && da->max_qp_wr > 0 &&
+		      da->max_send_sge > 0 && da->max_cqe > 0 &&
+		      da->max_mr > 0 && da->max_pd > 0,
+		      "query_device reports limits (qp %d wr %d sge %d cqe %d)",
+		      da->max_qp, da->max_qp_wr, da->max_send_sge, da->max_cqe);
+
+	bad_cq = ib_create_cq(t->dev, NULL, NULL, NULL, &cqa);
+	sroce_test_err(t, bad_cq, -EINVAL, "CQ with max_cqe + 1 entries");
+	if (!IS_ERR(bad_cq))
+		ib_destroy_cq(bad_cq);
+
+	init.cap.max_send_wr = da->max_qp_wr + 1;
+	qp = ib_create_qp(pd, &init);
+	sroce_test_err(t, qp, -EINVAL, "QP with max_qp_wr + 1 send WRs");
+	if (!IS_ERR(qp))
+		ib_destroy_qp(qp);
+	init.cap.max_send_wr = 1;
+	init.cap.max_recv_sge = da->max_recv_sge + 1;
+	qp = ib_create_qp(pd, &init);
+	sroce_test_err(t, qp, -EINVAL, "QP with max_recv_sge + 1 SGEs");
+	if (!IS_ERR(qp))
+		ib_destroy_qp(qp);
+	init.cap.max_recv_sge = 1;
+	init.cap.max_inline_data = SZ_64K;
+	qp = ib_create_qp(pd, &init);
+	sroce_test_err(t, qp, -EINVAL, "QP with 64 KiB inline data");
+	if (!IS_ERR(qp))
+		ib_destroy_qp(qp);
+	init.cap.max_inline_data = 0;
+	init.qp_type = IB_QPT_SMI;
+	qp = ib_create_qp(pd, &init);
+	sroce_test_ok(t, IS_ERR(qp), "no QP0 on RoCE (%ld)",
+		      IS_ERR(qp) ? PTR_ERR(qp) : 0L);
+	if (!IS_ERR(qp))
+		ib_destroy_qp(qp);
+
+	srq = ib_create_srq(pd, &sinit);
+	sroce_test_err(t, srq, -EINVAL, "SRQ with max_srq_wr + 1 WRs");
+	if (!IS_ERR(srq))
+		ib_destroy_srq(srq);
+
+	mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG,
+			 da->max_fast_reg_page_list_len + 1);
+	sroce_test_err(t, mr, -EINVAL, "FRWR MR longer than max_fast_reg_page_list_len");
+	if (!IS_ERR(mr))
+		ib_dereg_mr(mr);
+}
+
+static void sroce_test_qp_states(struct sroce_test *t, struct ib_pd *pd,
+				 int sgid_index)
+{
+	struct ib_cq_init_attr cqa = { .cqe = 64 };
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr a = {};
+	struct ib_recv_wr rwr[3] = {};
+	const struct ib_recv_wr *bad;
+	struct ib_wc wc[8];
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	int err, n, i;
+
+	cq = ib_create_cq(t->dev, NULL, NULL, NULL, &cqa);
+	sroce_test_ptr(t, cq, "ib_create_cq (polled directly)");
+	if (IS_ERR(cq))
+		return;
+	qp = sroce_test_rc_qp(t, pd, cq, cq);
+	sroce_test_ptr(t, qp, "ib_create_qp RC with explicit caps");
+	if (IS_ERR(qp))
+		goto out_cq;
+	sroce_test_ok(t, qp->qp_num >= 16, "QPN %u is not a special QPN",
+		      qp->qp_num);
+
+	err = ib_query_qp(qp, &a, IB_QP_STATE, &init);
+	sroce_test_ok(t, !err && a.qp_state == IB_QPS_RESET &&
+		      init.cap.max_send_wr >= 16 && init.cap.max_inline_data >= 64,
+		      "new QP is RESET with the caps asked for (%d)", err);
+
+	rwr[0].wr_id = 1;
+	err = ib_post_recv(qp, &rwr[0], &bad);
+	sroce_test_rc(t, err, -EINVAL, "post_recv in RESET");
+
+	a.qp_state = IB_QPS_RTS;
+	err = ib_modify_qp(qp, &a, IB_QP_STATE);
+	sroce_test_rc(t, err, -EINVAL, "RESET -> RTS is not a transition");
+
+	a.qp_state = IB_QPS_INIT;
+	a.port_num = 2;
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	sroce_test_ok(t, err != 0, "INIT on port 2 refused (%d)", err);
+
+	a.port_num = 1;
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	sroce_test_rc(t, err, 0, "RESET -> INIT");
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTR;
+	a.path_mtu = IB_MTU_4096 + 1;
+	a.dest_qp_num = qp->qp_num;
+	a.max_dest_rd_atomic = 1;
+	sroce_test_ah_attr(t->dev, &a.ah_attr, sgid_index);
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	sroce_test_rc(t, err, -EINVAL, "RTR with a path MTU above the port's");
+
+	a.path_mtu = IB_MTU_1024;
+	eth_zero_addr(a.ah_attr.roce.dmac);
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	sroce_test_rc(t, err, -EINVAL, "RTR without a resolved destination MAC");
+
+	a.qp_state = IB_QPS_RESET;
+	ib_modify_qp(qp, &a, IB_QP_STATE);
+	err = sroce_test_connect(t, qp, qp->qp_num, sgid_index);
+	sroce_test_rc(t, err, 0, "RESET -> INIT -> RTR -> RTS");
+
+	memset(&a, 0, sizeof(a));
+	err = ib_query_qp(qp, &a, IB_QP_STATE | IB_QP_PATH_MTU |
+			  IB_QP_DEST_QPN | IB_QP_RQ_PSN | IB_QP_SQ_PSN |
+			  IB_QP_TIMEOUT | IB_QP_AV, &init);
+	sroce_test_ok(t, !err && a.qp_state == IB_QPS_RTS &&
+		      a.path_mtu == IB_MTU_1024 && a.dest_qp_num == qp->qp_num &&
+		      a.rq_psn == 0x123 && a.sq_psn == 0x456 && a.timeout == 14 &&
+		      rdma_ah_read_grh(&a.ah_attr)->sgid_index == sgid_index,
+		      "query_qp returns what was set (%d)", err);
+
+	/* IBA 11.6.3.1: SQD with an empty SQ is drained at once. */
+	init_completion(&t->sq_drained);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_SQD;
+	a.en_sqd_async_notify = 1;
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_EN_SQD_ASYNC_NOTIFY);
+	sroce_test_rc(t, err, 0, "RTS -> SQD");
+	sroce_test_ok(t, wait_for_completion_timeout(&t->sq_drained, HZ),
+		      "IB_EVENT_SQ_DRAINED raised");
+	a.qp_state = IB_QPS_RTS;
+	err = ib_modify_qp(qp, &a, IB_QP_STATE);
+	sroce_test_rc(t, err, 0, "SQD -> RTS");
+
+	/* IBA 10.3.1: entering ERR flushes every queued WR. */
+	for (i = 0; i < 3; i++) {
+		rwr[i].wr_id = 100 + i;
+		rwr[i].next = i < 2 ? &rwr[i + 1] : NULL;
+	}
+	err = ib_post_recv(qp, &rwr[0], &bad);
+	sroce_test_rc(t, err, 0, "post 3 receives");
+	a.qp_state = IB_QPS_ERR;
+	err = ib_modify_qp(qp, &a, IB_QP_STATE);
+	sroce_test_rc(t, err, 0, "RTS -> ERR");
+	n = ib_poll_cq(cq, ARRAY_SIZE(wc), wc);
+	sroce_test_ok(t, n == 3 && wc[0].wr_id == 100 && wc[2].wr_id == 102 &&
+		      wc[0].status == IB_WC_WR_FLUSH_ERR &&
+		      wc[0].opcode == IB_WC_RECV && wc[0].qp == qp,
+		      "3 receives flushed in order (%d)", n);
+	rwr[0].next = NULL;
+	err = ib_post_recv(qp, &rwr[0], &bad);
+	n = ib_poll_cq(cq, ARRAY_SIZE(wc), wc);
+	sroce_test_ok(t, !err && n == 1 && wc[0].status == IB_WC_WR_FLUSH_ERR,
+		      "a receive posted in ERR is flushed (%d, %d)", err, n);
+
+	/* Destroy order: the CQ is in use by the QP. */
+	err = ib_destroy_cq_user(cq, NULL);
+	sroce_test_rc(t, err, -EBUSY, "destroying a CQ a QP uses");
+	err = ib_destroy_qp(qp);
+	sroce_test_rc(t, err, 0, "ib_destroy_qp");
+out_cq:
+	err = ib_destroy_cq_user(cq, NULL);
+	sroce_test_rc(t, err, 0, "ib_destroy_cq once unused");
+}
+
+static void sroce_test_srq(struct sroce_test *t, struct ib_pd *pd,
+			   struct ib_cq *cq)
+{
+	struct ib_srq_init_attr sinit = {
+		.attr = { .max_wr = 32, .max_sge = 2, .srq_limit = 4 },
+	};
+	struct ib_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IB_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+	};
+	struct ib_recv_wr rwr = { .wr_id = 7 };
+	const struct ib_recv_wr *bad;
+	struct ib_srq_attr sa;
+	struct ib_srq *srq;
+	struct ib_qp *qp;
+	int err;
+
+	srq = ib_create_srq(pd, &sinit);
+	sroce_test_ptr(t, srq, "ib_create_srq");
+	if (IS_ERR(srq))
+		return;
+	err = ib_query_srq(srq, &sa);
+	sroce_test_ok(t, !err && sa.max_wr == 32 && sa.srq_limit == 4,
+		      "query_srq (%d)", err);
+	err = ib_post_srq_recv(srq, &rwr, &bad);
+	sroce_test_rc(t, err, 0, "post_srq_recv");
+	init.srq = srq;
+	qp = ib_create_qp(pd, &init);
+	sroce_test_ptr(t, qp, "RC QP on the SRQ");
+	if (!IS_ERR(qp)) {
+		err = ib_destroy_srq_user(srq, NULL);
+		sroce_test_rc(t, err, -EBUSY, "destroying an SRQ a QP uses");
+		ib_destroy_qp(qp);
+	}
+	err = ib_destroy_srq_user(srq, NULL);
+	sroce_test_rc(t, err, 0, "ib_destroy_srq once unused");
+}
+
+static void sroce_test_mr_ah(struct sroce_test *t, struct ib_pd *pd,
+			     int sgid_index)
+{
+	struct rdma_ah_attr ah_attr;
+	struct scatterlist sg[4];
+	struct ib_mr *mr;
+	struct ib_ah *ah;
+	void *buf;
+	int n, i;
+
+	mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, 16);
+	sroce_test_ptr(t, mr, "ib_alloc_mr FRWR, 16 pages");
+	buf = kmalloc(4 * PAGE_SIZE, GFP_KERNEL);
+	if (!IS_ERR(mr) && buf) {
+		sg_init_table(sg, 4);
+		for (i = 0; i < 4; i++)
+			sg_set_buf(&sg[i], buf + i * PAGE_SIZE, PAGE_SIZE);
+		/* As a ULP does: DMA-map first (virtual DMA for sroce). */
+		n = ib_dma_map_sg(t->dev, sg, 4, DMA_BIDIRECTIONAL);
+		if (n == 4)
+			n = ib_map_mr_sg(mr, sg, 4, NULL, PAGE_SIZE);
+		sroce_test_ok(t, n == 4 && mr->length == 4 * PAGE_SIZE &&
+			      mr->iova == (u64)(uintptr_t)buf,
+			      "ib_map_mr_sg maps 4 pages (%d, length %llu)", n,
+			      mr->length);
+		ib_dma_unmap_sg(t->dev, sg, 4, DMA_BIDIRECTIONAL);
+	}
+	kfree(buf);
+	if (!IS_ERR(mr))
+		ib_dereg_mr(mr);
+
+	sroce_test_ah_attr(t->dev, &ah_attr, sgid_index);
+	ah = rdma_create_ah(pd, &ah_attr, RDMA_CREATE_AH_SLEEPABLE);
+	sroce_test_ptr(t, ah, "rdma_create_ah for RoCE v2");
+	if (!IS_ERR(ah)) {
+		struct rdma_ah_attr q;
+
+		sroce_test_ok(t, !rdma_query_ah(ah, &q) &&
+			      rdma_ah_read_grh(&q)->sgid_index == sgid_index &&
+			      ether_addr_equal(q.roce.dmac, ah_attr.roce.dmac),
+			      "rdma_query_ah returns the address");
+		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+	}
+	rdma_ah_set_grh(&ah_attr, NULL, 0,
+			t->dev->port_data[1].immutable.gid_tbl_len - 1, 64, 0);
+	ah = rdma_create_ah(pd, &ah_attr, RDMA_CREATE_AH_SLEEPABLE);
+	sroce_test_ok(t, IS_ERR(ah), "AH with an empty sgid_index fails (%ld)",
+		      IS_ERR(ah) ? PTR_ERR(ah) : 0L);
+	if (!IS_ERR(ah))
+		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+}
+
+static const enum ib_poll_context sroce_test_poll_ctx[] = {
+	IB_POLL_DIRECT, IB_POLL_SOFTIRQ, IB_POLL_WORKQUEUE,
+	IB_POLL_UNBOUND_WORKQUEUE,
+};
+
+/* The NVMe-oF shape: 1 PD, 32 QPs over 4 CQs, 64 MRs, 8 AHs. */
+static void sroce_test_shape(struct sroce_test *t, struct ib_pd *pd,
+			     int sgid_index)
+{
+	struct ib_cq *cq[4] = {};
+	struct ib_qp *qp[32] = {};
+	struct ib_mr *mr[64] = {};
+	struct ib_ah *ah[8] = {};
+	struct rdma_ah_attr ah_attr;
+	int i, nqp = 0, nmr = 0, nah = 0, ncq = 0, err, bad = 0;
+
+	for (i = 0; i < 4; i++) {
+		cq[i] = ib_alloc_cq(t->dev, t, 256, 0, sroce_test_poll_ctx[i]);
+		if (IS_ERR(cq[i]))
+			cq[i] = NULL;
+		else
+			ncq++;
+	}
+	sroce_test_ok(t, ncq == 4,
+		      "ib_alloc_cq in DIRECT, SOFTIRQ, WORKQUEUE, UNBOUND_WORKQUEUE");
+	if (ncq != 4)
+		goto out;
+	for (i = 0; i < 32; i++) {
+		qp[i] = sroce_test_rc_qp(t, pd, cq[i % 4], cq[(i + 1) % 4]);
+		if (IS_ERR(qp[i])) {
+			qp[i] = NULL;
+			continue;
+		}
+		nqp++;
+		err = sroce_test_connect(t, qp[i], qp[i]->qp_num, sgid_index);
+		if (err)
+			bad++;
+	}
+	sroce_test_ok(t, nqp == 32 && !bad,
+		      "32 RC QPs sharing 4 CQs, all RTS (%d, %d bad)", nqp, bad);
+	for (i = 0; i < 64; i++) {
+		mr[i] = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, 32);
+		if (IS_ERR(mr[i]))
+			mr[i] = NULL;
+		else
+			nmr++;
+	}
+	sroce_test_ok(t, nmr == 64, "64 FRWR MRs (%d)", nmr);
+	for (i = 0; i < 64 && mr[i]; i++)
+		if (i && mr[i]->lkey == mr[0]->lkey)
+			bad++;
+	sroce_test_ok(t, !bad, "MR keys are distinct");
+	sroce_test_ah_attr(t->dev, &ah_attr, sgid_index);
+	for (i = 0; i < 8; i++) {
+		ah[i] = rdma_create_ah(pd, &ah_attr, RDMA_CREATE_AH_SLEEPABLE);
+		if (IS_ERR(ah[i]))
+			ah[i] = NULL;
+		else
+			nah++;
+	}
+	sroce_test_ok(t, nah == 8, "8 AHs (%d)", nah);
+out:
+	for (i = 0; i < 8; i++)
+		if (ah[i])
+			rdma_destroy_ah(ah[i], RDMA_DESTROY_AH_SLEEPABLE);
+	for (i = 0; i < 64; i++)
+		if (mr[i])
+			ib_dereg_mr(mr[i]);
+	for (i = 0; i < 32; i++)
+		if (qp[i])
+			ib_destroy_qp(qp[i]);
+	for (i = 0; i < 4; i++)
+		if (cq[i])
+			ib_free_cq(cq[i]);
+}
+
+static void sroce_test_run(struct sroce_test *t)
+{
+	struct ib_cq *cq;
+	struct ib_pd *pd;
+	int sgid_index = sroce_test_sgid_index(t->dev);
+
+	t->len += scnprintf(t->buf, SROCE_TEST_BUF, "KTAP version 1\n");
+	pd = ib_alloc_pd(t->dev, 0);
+	sroce_test_ptr(t, pd, "ib_alloc_pd");
+	if (IS_ERR(pd))
+		goto out;
+	sroce_test_ok(t, pd->local_dma_lkey == t->dev->local_dma_lkey ||
+		      pd->__internal_mr, "PD has a local DMA lkey");
+	cq = ib_alloc_cq(t->dev, t, 64, 0, IB_POLL_DIRECT);
+	sroce_test_ptr(t, cq, "ib_alloc_cq");
+	if (!IS_ERR(cq)) {
+		sroce_test_limits(t, pd, cq);
+		sroce_test_srq(t, pd, cq);
+		ib_free_cq(cq);
+	}
+	sroce_test_qp_states(t, pd, sgid_index);
+	sroce_test_mr_ah(t, pd, sgid_index);
+	sroce_test_shape(t, pd, sgid_index);
+	ib_dealloc_pd(pd);
+out:
+	t->len += scnprintf(t->buf + t->len, SROCE_TEST_BUF - t->len,
+			    "1..%d\n# %d passed, %d failed\n", t->n,
+			    t->n - t->failed, t->failed);
+}
+
+static ssize_t sroce_test_read(struct file *f, char __user *ubuf,
+			       size_t count, loff_t *pos)
+{
+	struct sroce_test *t = f->private_data;
+
+	return simple_read_from_buffer(ubuf, count, pos, t->buf, t->len);
+}
+
+static const struct file_operations sroce_test_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.read = sroce_test_read,
+	.llseek = default_llseek,
+};
+
+static struct ib_client sroce_test_client;
+
+static int sroce_test_add(struct ib_device *dev)
+{
+	struct sroce_test *t;
+
+	if (dev->ops.driver_id != SROCE_DRIVER_ID)
+		return -EOPNOTSUPP;
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return -ENOMEM;
+	t->buf = kvzalloc(SROCE_TEST_BUF, GFP_KERNEL);
+	if (!t->buf) {
+		kfree(t);
+		return -ENOMEM;
+	}
+	t->dev = dev;
+	sroce_test_run(t);
+	t->file = debugfs_create_file(dev_name(&dev->dev), 0444, sroce_test_dir,
+				      t, &sroce_test_fops);
+	ib_set_client_data(dev, &sroce_test_client, t);
+	return 0;
+}
+
+static void sroce_test_remove(struct ib_device *dev, void *data)
+{
+	struct sroce_test *t = data;
+
+	debugfs_remove(t->file);
+	kvfree(t->buf);
+	kfree(t);
+}
+
+static struct ib_client sroce_test_client = {
+	.name = "sroce_test",
+	.add = sroce_test_add,
+	.remove = sroce_test_remove,
+};
+
+static int __init sroce_test_init(void)
+{
+	int err;
+
+	sroce_test_dir = debugfs_create_dir("sroce_test", NULL);
+	err = ib_register_client(&sroce_test_client);
+	if (err)
+		debugfs_remove_recursive(sroce_test_dir);
+	return err;
+}
+
+static void __exit sroce_test_exit(void)
+{
+	ib_unregister_client(&sroce_test_client);
+	debugfs_remove_recursive(sroce_test_dir);
+}
+
+module_init(sroce_test_init);
+module_exit(sroce_test_exit);
+
+MODULE_DESCRIPTION("sroce in-kernel verbs test client");
+MODULE_LICENSE("Dual BSD/GPL");

@@ -1,0 +1,35 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# vms: 1
+# timeout: 240
+#
+# Verbs objects from kernel space: the in-kernel test client
+# (tests/kernel/sroce_test.c) runs the control path and its misuse cases
+# on sroce0 and reports KTAP; every object it made must be gone after.
+. tests/vm/lib.sh
+
+objects() { cat /sys/kernel/debug/sroce/objects; }
+
+check "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0
+wait_for 5 test -e /sys/class/infiniband/sroce0/ports/1/gids/1
+before=$(objects)
+diag "live objects before: $(echo $before)"
+check "load the in-kernel test client" modprobe sroce_test
+results=/sys/kernel/debug/sroce_test/sroce0
+check "the client ran on sroce0" grep -q "^KTAP" $results
+# Re-emit the client's KTAP lines as ours.
+while IFS= read -r line; do
+	case "$line" in
+	"ok "*)     ok 0 "kernel: ${line#ok * - }" ;;
+	"not ok "*) ok 1 "kernel: ${line#not ok * - }" ;;
+	"# "*)      diag "kernel: ${line#\# }" ;;
+	esac
+done < $results
+check "unload the test client" rmmod sroce_test
+after=$(objects)
+check "every object the client made is gone" test "$before" = "$after"
+check "rdma link delete sroce0" rdma link delete sroce0
+check "all counters zero without devices" bash -c \
+	"! grep -v ' 0$' /sys/kernel/debug/sroce/objects"
+check "rmmod sroce" rmmod sroce
+tap_done
