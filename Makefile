@@ -29,9 +29,16 @@ KODIR := $(BUILD)/modules
 # The VMs boot the kernel the module was built for.
 VMARGS := -M $(KODIR) -k /boot/vmlinuz-$(KREL)
 
-.PHONY: all modules deps lint check demo clean help install
+# The libibverbs provider (ABI 34, rdma-core 44).
+PROVIDER := $(BUILD)/lib/libsroce-rdmav34.so
+PROVIDER_CFLAGS := -O2 -g -Wall -Wextra -Wno-unused-parameter \
+	-Wno-missing-field-initializers $(if $(filter 1,$(WERROR)),-Werror)
+LIBDIR ?= $(shell pkg-config --variable=libdir libibverbs 2>/dev/null || \
+	echo /usr/lib/x86_64-linux-gnu)
 
-all: modules
+.PHONY: all modules provider deps lint check demo clean help install
+
+all: modules provider
 
 help:
 	@echo "make            build sroce.ko against KDIR ($(KDIR))"
@@ -50,24 +57,40 @@ modules:
 	@mkdir -p $(KODIR)
 	@find drivers tests -name '*.ko' -exec cp {} $(KODIR)/ \;
 
+provider: $(PROVIDER) $(BUILD)/tests/sroce_objects
+
+# User-space test programs (libibverbs), run inside the VMs.
+$(BUILD)/tests/sroce_objects: tests/user/objects.c
+	@mkdir -p $(BUILD)/tests
+	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
+
+$(PROVIDER): tools/lib/sroce.c tools/lib/verbs_provider.h include/uapi/rdma/sroce-abi.h
+	@mkdir -p $(BUILD)/lib
+	$(CC) $(PROVIDER_CFLAGS) -fPIC -shared -Iinclude/uapi \
+		-Wl,--no-undefined -Wl,-z,defs -o $@ tools/lib/sroce.c -libverbs
+	@echo "driver $(BUILD)/lib/libsroce" > $(BUILD)/lib/sroce.driver
+
 lint: modules
 	@tools/lint.sh "$(KDIR)"
 
 check: deps
-	@$(MAKE) --no-print-directory modules
+	@$(MAKE) --no-print-directory modules provider
 	@tools/lint.sh "$(KDIR)"
 	@tests/run $(VMARGS)
 
 demo: deps
-	@$(MAKE) --no-print-directory modules
+	@$(MAKE) --no-print-directory modules provider
 	@echo "demo: booting two VMs (about a minute under emulation)..."
 	@tools/vm/run $(VMARGS) tests/vm/demo.sh > $(BUILD)/demo.tap; \
 	rc=$$?; cat $(BUILD)/vm/demo/vm*/demo.txt 2>/dev/null; \
 	if [ $$rc -ne 0 ]; then cat $(BUILD)/demo.tap; fi; exit $$rc
 
-install: modules
+install: modules provider
 	$(MAKE) $(KBUILD_ARGS) modules_install
 	depmod -a $(KREL)
+	install -D -m 0644 $(PROVIDER) $(DESTDIR)$(LIBDIR)/libibverbs/libsroce-rdmav34.so
+	install -d $(DESTDIR)/etc/libibverbs.d
+	echo "driver sroce" > $(DESTDIR)/etc/libibverbs.d/sroce.driver
 
 clean:
 	$(MAKE) $(KBUILD_ARGS) clean

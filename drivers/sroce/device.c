@@ -284,6 +284,15 @@ int sroce_register_device(struct sroce_dev *sdev, const char *name)
 	/* MR keys are index << 8 | key byte; we free MRs with kfree_rcu. */
 	sroce_pool_init(&sdev->mr_pool, 1, SROCE_MAX_MR, SROCE_MAX_MR, false);
 
+	/*
+	 * Until queues are mapped (sroce-abi.h), the provider posts and polls
+	 * through these uverbs commands, which ib_core leaves off by default.
+	 */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = num_possible_cpus();

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce_objects - verbs objects from user space, through libibverbs and the
+ * sroce provider: create, query, modify, destroy, and the misuse cases
+ * (limits, bad access flags, wrong destroy order, invalid handles).
+ *
+ * Usage: sroce_objects [DEVICE]   (default sroce0).  Prints TAP.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+
+static int tap_n, tap_failed;
+
+static void ok(int cond, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	if (!cond)
+		tap_failed++;
+}
+
+/* The first RoCE v2 GID with an IPv4 address. */
+static int find_gid(struct ibv_context *ctx, union ibv_gid *gid)
+{
+	struct ibv_gid_entry e;
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
+			continue;
+		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
+		    !memcmp(e.gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
+			*gid = e.gid;
+			return i;
+		}
+	}
+	return -1;
+}
+
+static int to_rts(struct ibv_qp *qp, int sgid_index, union ibv_gid *dgid)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	int err;
+
+	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = qp->qp_num;
+	a.rq_psn = 1;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = *dgid;
+	a.ah_attr.grh.sgid_index = sgid_index;
+	a.ah_attr.grh.hop_limit = 64;
+	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 2;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = argc > 1 ? argv[1] : "sroce0";
+	struct ibv_device **list, *dev = NULL;
+	struct ibv_device_attr_ex dattr;
+	struct ibv_port_attr pattr;
+	struct ibv_context *ctx;
+	struct ibv_comp_channel *ch;
+	struct ibv_pd *pd, fake_pd;
+	struct ibv_mr *mr;
+	struct ibv_cq *cq, *ev_cq;
+	struct ibv_qp *qp, fake_qp;
+	struct ibv_srq *srq;
+	struct ibv_ah *ah;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi, qinit = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 2, .max_recv_sge = 2 },
+	};
+	struct ibv_srq_init_attr si = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_ah_attr aha = { .is_global = 1, .port_num = 1 };
+	struct ibv_recv_wr rwr = { .wr_id = 42 }, *bad;
+	struct ibv_wc wc;
+	struct pollfd pfd;
+	union ibv_gid gid;
+	void *ev_ctx;
+	char buf[8192];
+	int i, n, err, sgid;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			dev = list[i];
+	ok(dev != NULL, "libibverbs lists %s (provider matched)", name);
+	if (!dev)
+		goto out;
+	ctx = ibv_open_device(dev);
+	ok(ctx != NULL, "ibv_open_device");
+	if (!ctx)
+		goto out;
+
+	err = ibv_query_device_ex(ctx, NULL, &dattr);
+	ok(!err && dattr.orig_attr.max_qp > 0 && dattr.orig_attr.phys_port_cnt == 1,
+	   "ibv_query_device_ex (%d)", err);
+	err = ibv_query_port(ctx, 1, &pattr);
+	ok(!err && pattr.state == IBV_PORT_ACTIVE &&
+	   pattr.link_layer == IBV_LINK_LAYER_ETHERNET && pattr.active_mtu >= IBV_MTU_1024,
+	   "ibv_query_port: active Ethernet port (%d)", err);
+	sgid = find_gid(ctx, &gid);
+	ok(sgid >= 0, "a RoCE v2 IPv4 GID (index %d)", sgid);
+
+	pd = ibv_alloc_pd(ctx);
+	ok(pd != NULL, "ibv_alloc_pd");
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	ok(mr != NULL && mr->lkey && mr->lkey == mr->rkey, "ibv_reg_mr");
+	errno = 0;
+	ok(!ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_REMOTE_WRITE) &&
+	   errno == EINVAL, "remote write without local write is refused (%d)",
+	   errno);
+	errno = 0;
+	ok(!ibv_reg_mr(pd, (void *)4096, 4096, IBV_ACCESS_LOCAL_WRITE) && errno,
+	   "registering unmapped memory fails (%d)", errno);
+	errno = 0;
+	ok(!ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE | (1 << 30)) &&
+	   errno, "unknown access flags are refused (%d)", errno);
+
+	ch = ibv_create_comp_channel(ctx);
+	ok(ch != NULL, "ibv_create_comp_channel");
+	errno = 0;
+	ok(!ibv_create_cq(ctx, dattr.orig_attr.max_cqe + 1, NULL, NULL, 0) &&
+	   errno == EINVAL, "CQ above max_cqe fails with EINVAL (%d)", errno);
+	cq = ibv_create_cq(ctx, 64, NULL, ch, 0);
+	ok(cq != NULL && cq->cqe >= 64, "ibv_create_cq with a channel");
+	if (!pd || !mr || !cq || sgid < 0)
+		goto out;
+
+	qinit.send_cq = cq;
+	qinit.recv_cq = cq;
+	qinit.cap.max_send_wr = dattr.orig_attr.max_qp_wr + 1;
+	errno = 0;
+	ok(!ibv_create_qp(pd, &qinit) && errno == EINVAL,
+	   "QP above max_qp_wr fails with EINVAL (%d)", errno);
+	qinit.cap.max_send_wr = 8;
+	qp = ibv_create_qp(pd, &qinit);
+	ok(qp != NULL && qp->qp_num >= 16, "ibv_create_qp RC");
+	if (!qp)
+		goto out;
+	err = to_rts(qp, sgid, &gid);
+	ok(!err, "RESET -> INIT -> RTR -> RTS, kernel resolves the MAC (%d)", err);
+	err = ibv_query_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PATH_MTU, &qi);
+	ok(!err && qa.qp_state == IBV_QPS_RTS && qa.path_mtu == IBV_MTU_1024 &&
+	   qi.cap.max_recv_wr >= 8, "ibv_query_qp (%d)", err);
+	qa.qp_state = IBV_QPS_INIT;
+	err = ibv_modify_qp(qp, &qa, IBV_QP_STATE);
+	ok(err == EINVAL, "RTS -> INIT is refused (%d)", err);
+
+	/* Destroy order and invalid handles: errors, never crashes. */
+	err = ibv_dealloc_pd(pd);
+	ok(err == EBUSY, "ibv_dealloc_pd with a live QP and MR: EBUSY (%d)", err);
+	err = ibv_destroy_cq(cq);
+	ok(err == EBUSY, "ibv_destroy_cq with a live QP: EBUSY (%d)", err);
+	fake_pd = *pd;
+	fake_pd.handle = 0x7fffff;
+	err = ibv_dealloc_pd(&fake_pd);
+	ok(err != 0, "ibv_dealloc_pd of an invalid handle fails (%d)", err);
+	fake_qp = *qp;
+	fake_qp.handle = 0x7fffff;
+	qa.qp_state = IBV_QPS_ERR;
+	err = ibv_modify_qp(&fake_qp, &qa, IBV_QP_STATE);
+	ok(err != 0, "ibv_modify_qp of an invalid handle fails (%d)", err);
+
+	/* Flush through the completion channel. */
+	err = ibv_req_notify_cq(cq, 0);
+	ok(!err, "ibv_req_notify_cq (%d)", err);
+	err = ibv_post_recv(qp, &rwr, &bad);
+	ok(!err, "ibv_post_recv (%d)", err);
+	err = ibv_modify_qp(qp, &qa, IBV_QP_STATE);
+	ok(!err, "RTS -> ERR (%d)", err);
+	pfd.fd = ch->fd;
+	pfd.events = POLLIN;
+	n = poll(&pfd, 1, 5000);
+	ok(n == 1, "completion event arrives");
+	err = n == 1 ? ibv_get_cq_event(ch, &ev_cq, &ev_ctx) : -1;
+	ok(!err && ev_cq == cq, "ibv_get_cq_event (%d)", err);
+	if (!err)
+		ibv_ack_cq_events(cq, 1);
+	n = ibv_poll_cq(cq, 1, &wc);
+	ok(n == 1 && wc.wr_id == 42 && wc.status == IBV_WC_WR_FLUSH_ERR &&
+	   wc.qp_num == qp->qp_num, "flushed receive polled (%d, %s)", n,
+	   n == 1 ? ibv_wc_status_str(wc.status) : "-");
+
+	srq = ibv_create_srq(pd, &si);
+	ok(srq != NULL, "ibv_create_srq");
+	if (srq) {
+		struct ibv_srq_attr sa;
+
+		ok(!ibv_post_srq_recv(srq, &rwr, &bad), "ibv_post_srq_recv");
+		ok(!ibv_query_srq(srq, &sa) && sa.max_wr >= 16, "ibv_query_srq");
+		ok(!ibv_destroy_srq(srq), "ibv_destroy_srq");
+	}
+
+	aha.grh.dgid = gid;
+	aha.grh.sgid_index = sgid;
+	aha.grh.hop_limit = 64;
+	ah = ibv_create_ah(pd, &aha);
+	ok(ah != NULL, "ibv_create_ah to our own IPv4 GID");
+	if (ah)
+		ok(!ibv_destroy_ah(ah), "ibv_destroy_ah");
+	aha.grh.sgid_index = 63;
+	errno = 0;
+	ok(!ibv_create_ah(pd, &aha), "ibv_create_ah with an empty sgid_index fails (%d)",
+	   errno);
+
+	ok(!ibv_destroy_qp(qp), "ibv_destroy_qp");
+	ok(!ibv_destroy_cq(cq), "ibv_destroy_cq");
+	ok(!ibv_destroy_comp_channel(ch), "ibv_destroy_comp_channel");
+	ok(!ibv_dereg_mr(mr), "ibv_dereg_mr");
+	ok(!ibv_dealloc_pd(pd), "ibv_dealloc_pd");
+	ok(!ibv_close_device(ctx), "ibv_close_device");
+out:
+	if (list)
+		ibv_free_device_list(list);
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}

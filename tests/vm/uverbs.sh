@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# vms: 1
+# timeout: 240
+#
+# User space through stock rdma-core and our provider: ibv_devices,
+# ibv_devinfo, and the objects test program (tests/user/objects.c).
+. tests/vm/lib.sh
+
+objects() { cat /sys/kernel/debug/sroce/objects; }
+devinfo() { ibv_devinfo -v -d sroce0 > /tmp/devinfo 2>&1; }
+has() { grep -Eq "$1" /tmp/devinfo; }
+
+check "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0
+wait_for 5 test -e /sys/class/infiniband/sroce0/ports/1/gids/1
+check "ibv_devices lists sroce0 with its node GUID" \
+	bash -c "ibv_devices | grep -q 'sroce0.*505400fffe770001'"
+check "ibv_devinfo -v sroce0" devinfo
+check "ibv_devinfo: port active" has "state:.*PORT_ACTIVE"
+check "ibv_devinfo: Ethernet link layer" has "link_layer:.*Ethernet"
+check "ibv_devinfo: active MTU 1024, max 4096" bash -c \
+	"grep -q 'active_mtu:.*1024' /tmp/devinfo && grep -q 'max_mtu:.*4096' /tmp/devinfo"
+check "ibv_devinfo: RoCE v2 GID of 10.77.0.1" has "::ffff:10.77.0.1, RoCE v2"
+check "ibv_devinfo: RoCE v2 GID of fd77::1" has "fd77::1, RoCE v2"
+check "ibv_devinfo: device limits" bash -c \
+	"grep -q 'max_qp:.*4096' /tmp/devinfo && grep -q 'max_cqe:.*32767' /tmp/devinfo"
+[ -s /tmp/devinfo ] || diag "ibv_devinfo printed nothing"
+
+before=$(objects)
+timeout 60 "$SROCE_SRC/build/tests/sroce_objects" sroce0 > /tmp/objects.tap 2>&1
+rc=$?
+while IFS= read -r line; do
+	case "$line" in
+	"ok "*)     ok 0 "user: ${line#ok * - }" ;;
+	"not ok "*) ok 1 "user: ${line#not ok * - }" ;;
+	"1.."*)     ;;
+	*)          diag "user: $line" ;;
+	esac
+done < /tmp/objects.tap
+ok "$rc" "user-space objects test exits 0"
+check "every object it made is gone" test "$before" = "$(objects)"
+check "rdma link delete sroce0" rdma link delete sroce0
+check "rmmod sroce" rmmod sroce
+check "no leak reported at unload" bash -c "! dmesg | grep -q 'sroce: leak'"
+tap_done
