@@ -279,8 +279,15 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	/* Publish the state after the attributes the data path reads. */
 	smp_store_release(&qp->state, next);
 
-	if (next == IB_QPS_ERR && cur != IB_QPS_ERR)
+	if (next == IB_QPS_ERR && cur != IB_QPS_ERR) {
 		sroce_qp_flush(qp);
+		/*
+		 * IBA 11.6.3.1: a QP on an SRQ that enters Error consumes no
+		 * more receive WQEs; tell its owner (ib_drain_rq waits for it).
+		 */
+		if (ibqp->srq)
+			sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	}
 	if (next == IB_QPS_SQD && cur != IB_QPS_SQD &&
 	    qp->attr.en_sqd_async_notify) {
 		/* Nothing is in flight once the SQ is empty (11.6.3.1). */

@@ -26,6 +26,9 @@ struct sroce_test {
 	int n;
 	int failed;
 	struct completion sq_drained;
+	struct completion last_wqe;
+	atomic_t cq_events;		/* IB_EVENT_CQ_ERR seen */
+	atomic_t comp_calls;		/* comp_handler calls */
 };
 
 static struct dentry *sroce_test_dir;
@@ -110,6 +113,23 @@ static void sroce_test_qp_event(struct ib_event *ev, void *ctx)
 
 	if (ev->event == IB_EVENT_SQ_DRAINED)
 		complete(&t->sq_drained);
+	if (ev->event == IB_EVENT_QP_LAST_WQE_REACHED)
+		complete(&t->last_wqe);
+}
+
+static void sroce_test_cq_event(struct ib_event *ev, void *ctx)
+{
+	struct sroce_test *t = ctx;
+
+	if (ev->event == IB_EVENT_CQ_ERR)
+		atomic_inc(&t->cq_events);
+}
+
+static void sroce_test_comp(struct ib_cq *cq, void *ctx)
+{
+	struct sroce_test *t = ctx;
+
+	atomic_inc(&t->comp_calls);
 }
 
 static struct ib_qp *sroce_test_rc_qp(struct sroce_test *t, struct ib_pd *pd,
@@ -364,6 +384,77 @@ out_cq:
 	sroce_test_rc(t, err, 0, "ib_destroy_cq once unused");
 }
 
+/* Completion layer: notification, missed events, overflow, resize. */
+static void sroce_test_cq(struct sroce_test *t, struct ib_pd *pd,
+			  int sgid_index)
+{
+	struct ib_cq_init_attr cqa = { .cqe = 4 };
+	struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+	struct ib_recv_wr rwr[8] = {};
+	const struct ib_recv_wr *bad;
+	struct ib_wc wc[8];
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	int err, n, i;
+
+	cq = ib_create_cq(t->dev, sroce_test_comp, sroce_test_cq_event, t,
+			  &cqa);
+	sroce_test_ptr(t, cq, "CQ of 4 with handlers");
+	if (IS_ERR(cq))
+		return;
+	qp = sroce_test_rc_qp(t, pd, cq, cq);
+	if (IS_ERR(qp)) {
+		sroce_test_ptr(t, qp, "QP on it");
+		goto out_cq;
+	}
+	sroce_test_connect(t, qp, qp->qp_num, sgid_index);
+	for (i = 0; i < 3; i++) {
+		rwr[i].wr_id = i;
+		rwr[i].next = i < 2 ? &rwr[i + 1] : NULL;
+	}
+	ib_post_recv(qp, rwr, &bad);
+	atomic_set(&t->comp_calls, 0);
+	err = ib_req_notify_cq(cq, IB_CQ_NEXT_COMP);
+	ib_modify_qp(qp, &a, IB_QP_STATE);
+	sroce_test_ok(t, !err && atomic_read(&t->comp_calls) == 1,
+		      "one comp_handler call per NEXT_COMP request (%d)",
+		      atomic_read(&t->comp_calls));
+	err = ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+			       IB_CQ_REPORT_MISSED_EVENTS);
+	sroce_test_rc(t, err, 1, "REPORT_MISSED_EVENTS on a non-empty CQ");
+	err = ib_resize_cq(cq, 2);
+	sroce_test_rc(t, err, -EINVAL, "resize below the CQ's fill");
+	err = ib_resize_cq(cq, 16);
+	n = ib_poll_cq(cq, 8, wc);
+	sroce_test_ok(t, !err && n == 3 && wc[0].wr_id == 0 && wc[2].wr_id == 2,
+		      "resize to 16 keeps the completions in order (%d, %d)",
+		      err, n);
+	ib_resize_cq(cq, 4);
+	ib_destroy_qp(qp);
+
+	/* Eight flushes into a CQ of four: overrun (IBA 11.6.2). */
+	qp = sroce_test_rc_qp(t, pd, cq, cq);
+	if (IS_ERR(qp))
+		goto out_cq;
+	sroce_test_connect(t, qp, qp->qp_num, sgid_index);
+	for (i = 0; i < 8; i++) {
+		rwr[i].wr_id = i;
+		rwr[i].next = i < 7 ? &rwr[i + 1] : NULL;
+	}
+	ib_post_recv(qp, rwr, &bad);
+	atomic_set(&t->cq_events, 0);
+	ib_modify_qp(qp, &a, IB_QP_STATE);
+	sroce_test_ok(t, atomic_read(&t->cq_events) == 1,
+		      "CQ overrun raises IB_EVENT_CQ_ERR once (%d)",
+		      atomic_read(&t->cq_events));
+	n = ib_poll_cq(cq, 8, wc);
+	sroce_test_ok(t, n == 4 && wc[0].wr_id == 0 && wc[3].wr_id == 3,
+		      "the completions before the overrun are kept (%d)", n);
+	ib_destroy_qp(qp);
+out_cq:
+	ib_destroy_cq(cq);
+}
+
 static void sroce_test_srq(struct sroce_test *t, struct ib_pd *pd,
 			   struct ib_cq *cq)
 {
@@ -391,11 +482,24 @@ static void sroce_test_srq(struct sroce_test *t, struct ib_pd *pd,
 	err = ib_post_srq_recv(srq, &rwr, &bad);
 	sroce_test_rc(t, err, 0, "post_srq_recv");
 	init.srq = srq;
+	init.event_handler = sroce_test_qp_event;
+	init.qp_context = t;
 	qp = ib_create_qp(pd, &init);
 	sroce_test_ptr(t, qp, "RC QP on the SRQ");
 	if (!IS_ERR(qp)) {
+		struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+
 		err = ib_destroy_srq_user(srq, NULL);
 		sroce_test_rc(t, err, -EBUSY, "destroying an SRQ a QP uses");
+		err = ib_post_recv(qp, &rwr, &bad);
+		sroce_test_rc(t, err, -EINVAL, "post_recv on a QP with an SRQ");
+		init_completion(&t->last_wqe);
+		err = sroce_test_connect(t, qp, qp->qp_num,
+					 sroce_test_sgid_index(t->dev));
+		if (!err)
+			err = ib_modify_qp(qp, &a, IB_QP_STATE);
+		sroce_test_ok(t, !err && wait_for_completion_timeout(&t->last_wqe, HZ),
+			      "SRQ QP to ERR raises LAST_WQE_REACHED (%d)", err);
 		ib_destroy_qp(qp);
 	}
 	err = ib_destroy_srq_user(srq, NULL);
@@ -551,6 +655,7 @@ static void sroce_test_run(struct sroce_test *t)
 		ib_free_cq(cq);
 	}
 	sroce_test_qp_states(t, pd, sgid_index);
+	sroce_test_cq(t, pd, sgid_index);
 	sroce_test_mr_ah(t, pd, sgid_index);
 	sroce_test_shape(t, pd, sgid_index);
 	ib_dealloc_pd(pd);
