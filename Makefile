@@ -36,7 +36,8 @@ PROVIDER_CFLAGS := -O2 -g -Wall -Wextra -Wno-unused-parameter \
 LIBDIR ?= $(shell pkg-config --variable=libdir libibverbs 2>/dev/null || \
 	echo /usr/lib/x86_64-linux-gnu)
 
-.PHONY: all modules provider deps lint check demo clean help install
+.PHONY: all modules provider deps lint check demo clean help install \
+	debug-kernel check-debug
 
 all: modules provider
 
@@ -47,6 +48,8 @@ help:
 	@echo "make check      build + lint + the VM test suite (N passed, N failed)"
 	@echo "make lint       sparse (C=1) and checkpatch.pl --strict"
 	@echo "make install    install the module (and run depmod)"
+	@echo "make debug-kernel  build the KASAN/lockdep/kmemleak kernel (cached)"
+	@echo "make check-debug   the VM suite on the debug kernel"
 
 deps:
 	@tools/deps.sh
@@ -84,6 +87,27 @@ demo: deps
 	@tools/vm/run $(VMARGS) tests/vm/demo.sh > $(BUILD)/demo.tap; \
 	rc=$$?; cat $(BUILD)/vm/demo/vm*/demo.txt 2>/dev/null; \
 	if [ $$rc -ne 0 ]; then cat $(BUILD)/demo.tap; fi; exit $$rc
+
+# The debug-kernel lane: the same suite on a KASAN/lockdep/kmemleak kernel
+# built from Debian's linux-source-6.1 (tools/debug-kernel/, cached).  Our
+# kernel code is built for it in a copy of the tree, so both lanes' objects
+# never mix.
+DEBUG_CACHE = $(shell tools/debug-kernel/build --print)
+DEBUG_KDIR = $(DEBUG_CACHE)/build
+DEBUG_KREL = $(shell cat $(DEBUG_KDIR)/include/config/kernel.release 2>/dev/null)
+DEBUG_SRC := $(BUILD)/debug/src
+DEBUG_KODIR := $(BUILD)/debug/modules
+
+debug-kernel: deps
+	@tools/debug-kernel/build
+
+check-debug: debug-kernel provider
+	@rm -rf $(DEBUG_SRC) && mkdir -p $(DEBUG_SRC) $(DEBUG_KODIR)
+	@cp -r Kbuild drivers include tests $(DEBUG_SRC)/
+	$(MAKE) -C $(DEBUG_KDIR) M=$(DEBUG_SRC) $(if $(filter 1,$(WERROR)),SROCE_WERROR=y) modules
+	@find $(DEBUG_SRC) -name '*.ko' -exec cp {} $(DEBUG_KODIR)/ \;
+	@SROCE_VM_TIMEOUT_SCALE=2 tests/run -M $(DEBUG_KODIR) -k $(DEBUG_CACHE)/bzImage \
+		-m $(DEBUG_CACHE)/root/lib/modules/$(DEBUG_KREL) $(DEBUG_TESTS)
 
 install: modules provider
 	$(MAKE) $(KBUILD_ARGS) modules_install

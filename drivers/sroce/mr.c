@@ -23,7 +23,12 @@ static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev, int access)
 		return ERR_PTR(err);
 	}
 	mr->access = access;
-	mr->ibmr.lkey = mr->elem.id << 8;
+	/*
+	 * A fresh key byte per registration: a stale key that names a reused
+	 * index still does not match (IBA 10.6.3.4).
+	 */
+	mr->ibmr.lkey = mr->elem.id << 8 |
+			((u32)atomic_inc_return(&sdev->mr_key_byte) & 0xff);
 	mr->ibmr.rkey = mr->ibmr.lkey;
 	sroce_live_inc(SROCE_OBJ_MR);
 	return mr;

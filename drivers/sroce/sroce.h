@@ -138,6 +138,7 @@ struct sroce_dev {
 	struct sroce_pool qp_pool;
 	struct sroce_pool mr_pool;
 	atomic_t nr_pd, nr_cq, nr_srq, nr_ah;	/* against the device limits */
+	atomic_t mr_key_byte;		/* the low byte of the next MR key */
 
 	spinlock_t port_lock;		/* protects port_state, port_mtu */
 	enum ib_port_state port_state;	/* last state reported to ib_core */
@@ -332,6 +333,25 @@ static inline struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)
 static inline void sroce_qp_put(struct sroce_qp *qp)
 {
 	sroce_pool_elem_put(&qp->elem);
+}
+
+/*
+ * An MR by lkey/rkey, with a reference (a WR in flight holds its MRs).
+ * The index finds it, the whole key must match.
+ */
+static inline struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
+{
+	struct sroce_pool_elem *elem = sroce_pool_get(&sdev->mr_pool, key >> 8);
+	struct sroce_mr *mr;
+
+	if (!elem)
+		return NULL;
+	mr = container_of(elem, struct sroce_mr, elem);
+	if (mr->ibmr.lkey != key && mr->ibmr.rkey != key) {
+		sroce_pool_elem_put(elem);
+		return NULL;
+	}
+	return mr;
 }
 
 static inline void sroce_mr_put(struct sroce_mr *mr)

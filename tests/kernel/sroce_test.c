@@ -29,7 +29,20 @@ struct sroce_test {
 	struct completion last_wqe;
 	atomic_t cq_events;		/* IB_EVENT_CQ_ERR seen */
 	atomic_t comp_calls;		/* comp_handler calls */
+	atomic_t flushed;		/* wr_cqe done callbacks */
+	wait_queue_head_t wq;
 };
+
+static void sroce_test_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sroce_test *t = cq->cq_context;
+
+	if (wc->status == IB_WC_WR_FLUSH_ERR)
+		atomic_inc(&t->flushed);
+	wake_up(&t->wq);
+}
+
+static struct ib_cqe sroce_test_cqe = { .done = sroce_test_done };
 
 static struct dentry *sroce_test_dir;
 
@@ -619,6 +632,29 @@ static void sroce_test_shape(struct sroce_test *t, struct ib_pd *pd,
 			nah++;
 	}
 	sroce_test_ok(t, nah == 8, "8 AHs (%d)", nah);
+
+	/* Flush 2 receives per QP: every completion reaches its ULP callback
+	 * in its CQ's poll context.
+	 */
+	atomic_set(&t->flushed, 0);
+	for (i = 0; i < 32 && qp[i]; i++) {
+		struct ib_recv_wr rwr[2] = {
+			{ .wr_cqe = &sroce_test_cqe, .next = &rwr[1] },
+			{ .wr_cqe = &sroce_test_cqe },
+		};
+		struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+		const struct ib_recv_wr *bad_wr;
+
+		if (ib_post_recv(qp[i], rwr, &bad_wr) ||
+		    ib_modify_qp(qp[i], &a, IB_QP_STATE))
+			bad++;
+	}
+	/* cq[0] is IB_POLL_DIRECT: its owner polls it. */
+	ib_process_cq_direct(cq[0], -1);
+	wait_event_timeout(t->wq, atomic_read(&t->flushed) == 64, 5 * HZ);
+	sroce_test_ok(t, !bad && atomic_read(&t->flushed) == 64,
+		      "64 flushes reach their callbacks in all poll contexts (%d)",
+		      atomic_read(&t->flushed));
 out:
 	for (i = 0; i < 8; i++)
 		if (ah[i])
@@ -697,6 +733,7 @@ static int sroce_test_add(struct ib_device *dev)
 		return -ENOMEM;
 	}
 	t->dev = dev;
+	init_waitqueue_head(&t->wq);
 	sroce_test_run(t);
 	t->file = debugfs_create_file(dev_name(&dev->dev), 0444, sroce_test_dir,
 				      t, &sroce_test_fops);
