@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * KUnit suites for sroce's pure logic.  Built into sroce.ko only when the
+ * kernel has KUnit (the debug kernel); they run when the module loads and
+ * report in /sys/kernel/debug/kunit/<suite>/results.
+ */
+#include <kunit/test.h>
+#include <linux/netdevice.h>
+#include <linux/slab.h>
+
+#include "sroce.h"
+
+/* ---- completion layer: the CQ ring ---- */
+
+struct sroce_cq_fixture {
+	struct sroce_cq cq;
+	int comp_calls;
+};
+
+static void sroce_kunit_comp(struct ib_cq *ibcq, void *ctx)
+{
+	struct sroce_cq_fixture *f = ctx;
+
+	f->comp_calls++;
+}
+
+static struct sroce_cq_fixture *sroce_cq_fixture(struct kunit *test, u32 size)
+{
+	struct sroce_cq_fixture *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	f->cq.queue = kunit_kcalloc(test, size + 1, sizeof(struct ib_wc),
+				    GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, f->cq.queue);
+	spin_lock_init(&f->cq.lock);
+	f->cq.size = size;
+	f->cq.ibcq.cqe = size;
+	f->cq.ibcq.comp_handler = sroce_kunit_comp;
+	f->cq.ibcq.cq_context = f;
+	return f;
+}
+
+static int sroce_kunit_add(struct sroce_cq_fixture *f, u64 wr_id,
+			   enum ib_wc_status status, bool solicited)
+{
+	struct ib_wc wc = { .wr_id = wr_id, .status = status };
+
+	return sroce_cq_complete(&f->cq, &wc, solicited);
+}
+
+static void sroce_cq_wraps(struct kunit *test)
+{
+	struct sroce_cq_fixture *f = sroce_cq_fixture(test, 4);
+	struct ib_wc wc[4];
+	u64 next_in = 0, next_out = 0;
+	int round, i, n;
+
+	/* Fill and drain unevenly so head and tail wrap many times. */
+	for (round = 0; round < 50; round++) {
+		int add = 1 + round % 4;
+
+		for (i = 0; i < add; i++)
+			KUNIT_ASSERT_EQ(test, sroce_kunit_add(f, next_in++,
+							      IB_WC_SUCCESS,
+							      false), 0);
+		n = sroce_poll_cq(&f->cq.ibcq, 4, wc);
+		KUNIT_ASSERT_EQ(test, n, add);
+		for (i = 0; i < n; i++)
+			KUNIT_EXPECT_EQ(test, wc[i].wr_id, next_out++);
+	}
+	KUNIT_EXPECT_EQ(test, sroce_poll_cq(&f->cq.ibcq, 4, wc), 0);
+	KUNIT_EXPECT_FALSE(test, f->cq.overflow);
+}
+
+static void sroce_cq_overflows(struct kunit *test)
+{
+	struct sroce_cq_fixture *f = sroce_cq_fixture(test, 3);
+	struct ib_wc wc[4];
+	int i;
+
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, sroce_kunit_add(f, i, IB_WC_SUCCESS,
+						      false), 0);
+	KUNIT_EXPECT_EQ(test, sroce_kunit_add(f, 3, IB_WC_SUCCESS, false),
+			-ENOSPC);
+	KUNIT_EXPECT_TRUE(test, f->cq.overflow);
+	/* What was there before the overrun is kept, in order. */
+	KUNIT_EXPECT_EQ(test, sroce_poll_cq(&f->cq.ibcq, 4, wc), 3);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 0);
+	KUNIT_EXPECT_EQ(test, wc[2].wr_id, 2);
+	/* The CQ stays in error (IBA 11.6.2). */
+	KUNIT_EXPECT_EQ(test, sroce_kunit_add(f, 4, IB_WC_SUCCESS, false),
+			-ENOSPC);
+}
+
+static void sroce_cq_notifies(struct kunit *test)
+{
+	struct sroce_cq_fixture *f = sroce_cq_fixture(test, 16);
+	struct ib_cq *ibcq = &f->cq.ibcq;
+
+	/* Not armed: no call. */
+	sroce_kunit_add(f, 0, IB_WC_SUCCESS, false);
+	KUNIT_EXPECT_EQ(test, f->comp_calls, 0);
+
+	/* NEXT_COMP: one call, then disarmed. */
+	KUNIT_EXPECT_EQ(test, sroce_req_notify_cq(ibcq, IB_CQ_NEXT_COMP), 0);
+	sroce_kunit_add(f, 1, IB_WC_SUCCESS, false);
+	sroce_kunit_add(f, 2, IB_WC_SUCCESS, false);
+	KUNIT_EXPECT_EQ(test, f->comp_calls, 1);
+
+	/* SOLICITED: not for an unsolicited success... */
+	sroce_req_notify_cq(ibcq, IB_CQ_SOLICITED);
+	sroce_kunit_add(f, 3, IB_WC_SUCCESS, false);
+	KUNIT_EXPECT_EQ(test, f->comp_calls, 1);
+	/* ...but for a solicited one, */
+	sroce_kunit_add(f, 4, IB_WC_SUCCESS, true);
+	KUNIT_EXPECT_EQ(test, f->comp_calls, 2);
+	/* and for an error completion. */
+	sroce_req_notify_cq(ibcq, IB_CQ_SOLICITED);
+	sroce_kunit_add(f, 5, IB_WC_REM_ACCESS_ERR, false);
+	KUNIT_EXPECT_EQ(test, f->comp_calls, 3);
+
+	/* A SOLICITED request does not narrow a pending NEXT_COMP one. */
+	sroce_req_notify_cq(ibcq, IB_CQ_NEXT_COMP);
+	sroce_req_notify_cq(ibcq, IB_CQ_SOLICITED);
+	sroce_kunit_add(f, 6, IB_WC_SUCCESS, false);
+	KUNIT_EXPECT_EQ(test, f->comp_calls, 4);
+
+	/* Missed events: the CQ is not empty. */
+	KUNIT_EXPECT_EQ(test, sroce_req_notify_cq(ibcq, IB_CQ_NEXT_COMP |
+						  IB_CQ_REPORT_MISSED_EVENTS),
+			1);
+}
+
+static struct kunit_case sroce_cq_cases[] = {
+	KUNIT_CASE(sroce_cq_wraps),
+	KUNIT_CASE(sroce_cq_overflows),
+	KUNIT_CASE(sroce_cq_notifies),
+	{}
+};
+
+static struct kunit_suite sroce_cq_suite = {
+	.name = "sroce_cq",
+	.test_cases = sroce_cq_cases,
+};
+
+/* ---- port: active MTU from the netdev MTU (IBA A17.3) ---- */
+
+static void sroce_mtu_fits_headers(struct kunit *test)
+{
+	static const struct { unsigned int mtu; int ib; } cases[] = {
+		{ 1500, IB_MTU_1024 }, { 1116, IB_MTU_1024 },
+		{ 1115, IB_MTU_512 }, { 9000, IB_MTU_4096 },
+		{ 4188, IB_MTU_4096 }, { 4187, IB_MTU_2048 },
+		{ 348, IB_MTU_256 }, { 347, 0 }, { 68, 0 },
+	};
+	struct net_device *ndev = kunit_kzalloc(test, sizeof(*ndev),
+						GFP_KERNEL);
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, ndev);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		ndev->mtu = cases[i].mtu;
+		KUNIT_EXPECT_EQ_MSG(test, sroce_active_mtu(ndev), cases[i].ib,
+				    "netdev MTU %u", cases[i].mtu);
+	}
+}
+
+static struct kunit_case sroce_port_cases[] = {
+	KUNIT_CASE(sroce_mtu_fits_headers),
+	{}
+};
+
+static struct kunit_suite sroce_port_suite = {
+	.name = "sroce_port",
+	.test_cases = sroce_port_cases,
+};
+
+kunit_test_suites(&sroce_cq_suite, &sroce_port_suite);
