@@ -309,12 +309,12 @@ static void sroce_test_qp_states(struct sroce_test *t, struct ib_pd *pd,
 	err = ib_modify_qp(qp, &a, IB_QP_STATE);
 	sroce_test_rc(t, err, -EINVAL, "RESET -> RTS is not a transition");
 
+	/*
+	 * No "port 2" case here: ib_core 6.1 reads the port's data in
+	 * _ib_modify_qp before any check (KASAN: out of bounds), so a kernel
+	 * caller must not pass one.  uverbs checks it; tests/user does it.
+	 */
 	a.qp_state = IB_QPS_INIT;
-	a.port_num = 2;
-	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
-	sroce_test_ok(t, err != 0, "INIT on port 2 refused (%d)", err);
-
 	a.port_num = 1;
 	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
 			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);

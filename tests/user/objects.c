@@ -182,6 +182,13 @@ int main(int argc, char **argv)
 	ok(qp != NULL && qp->qp_num >= 16, "ibv_create_qp RC");
 	if (!qp)
 		goto out;
+	qa.qp_state = IBV_QPS_INIT;
+	qa.port_num = 2;
+	qa.pkey_index = 0;
+	qa.qp_access_flags = 0;
+	err = ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	ok(err == EINVAL, "INIT on port 2 is refused (%d)", err);
 	err = to_rts(qp, sgid, &gid);
 	ok(!err, "RESET -> INIT -> RTR -> RTS, kernel resolves the MAC (%d)", err);
 	err = ibv_query_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PATH_MTU, &qi);
