@@ -174,6 +174,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	sroce_pool_destroy(&sdev->qp_pool);
 	sroce_pool_destroy(&sdev->mr_pool);
 	sroce_forget_device(sdev);
+	sroce_live_dec(SROCE_OBJ_DEV);
 }
 
 static const struct ib_device_ops sroce_dev_ops = {
@@ -261,21 +262,18 @@ static void sroce_init_attrs(struct sroce_dev *sdev)
 }
 
 /**
- * sroce_register_device - build and register the ib_device of @sdev
- * @sdev: allocated by ib_alloc_device(), @sdev->ndev set, on the list
- * @name: the device name the user asked for
+ * sroce_init_device - make a freshly allocated device ready to register
+ * @sdev: allocated by ib_alloc_device(), @sdev->ndev set
  *
- * The ops are set first, so that on any failure the caller's
- * ib_dealloc_device() runs sroce_dealloc_driver() and undoes the rest.
- *
- * Return: 0 or a negative errno.
+ * Cannot fail.  From here on ib_dealloc_device() runs
+ * sroce_dealloc_driver(), which undoes all of it, on every path.
  */
-int sroce_register_device(struct sroce_dev *sdev, const char *name)
+void sroce_init_device(struct sroce_dev *sdev)
 {
 	struct ib_device *ibdev = &sdev->ibdev;
-	int err;
 
 	ib_set_device_ops(ibdev, &sroce_dev_ops);
+	INIT_LIST_HEAD(&sdev->list);
 	spin_lock_init(&sdev->port_lock);
 	sdev->port_state = IB_PORT_NOP;	/* the first event always reports */
 	/* ib_core kfree()s QPs: their pool waits for readers itself. */
@@ -283,6 +281,22 @@ int sroce_register_device(struct sroce_dev *sdev, const char *name)
 			SROCE_MAX_QP, true);
 	/* MR keys are index << 8 | key byte; we free MRs with kfree_rcu. */
 	sroce_pool_init(&sdev->mr_pool, 1, SROCE_MAX_MR, SROCE_MAX_MR, false);
+	sroce_live_inc(SROCE_OBJ_DEV);
+}
+
+/**
+ * sroce_register_device - register the ib_device of @sdev
+ * @sdev: initialised by sroce_init_device()
+ * @name: the device name the user asked for
+ *
+ * On failure the caller's ib_dealloc_device() undoes everything.
+ *
+ * Return: 0 or a negative errno.
+ */
+int sroce_register_device(struct sroce_dev *sdev, const char *name)
+{
+	struct ib_device *ibdev = &sdev->ibdev;
+	int err;
 
 	/*
 	 * Until queues are mapped (sroce-abi.h), the provider posts and polls

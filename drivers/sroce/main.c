@@ -84,6 +84,8 @@ int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
 	if (!sdev)
 		return -ENOMEM;
 	sdev->ndev = ndev;
+	/* From here on, ib_dealloc_device() undoes everything. */
+	sroce_init_device(sdev);
 
 	/* Claim the netdev before registering, so a second add fails. */
 	spin_lock(&sroce_dev_lock);
@@ -96,9 +98,7 @@ int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
 	}
 	list_add_tail(&sdev->list, &sroce_dev_list);
 	spin_unlock(&sroce_dev_lock);
-	sroce_live_inc(SROCE_OBJ_DEV);
 
-	/* From here on, sroce_dealloc_driver() undoes the above. */
 	err = sroce_register_device(sdev, ibdev_name);
 	if (err) {
 		ib_dealloc_device(&sdev->ibdev);
@@ -125,13 +125,15 @@ int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
 	return -ENODEV;
 }
 
-/* Called by ib_core as the device's last op; see sroce_dealloc_driver(). */
+/*
+ * Called by ib_core as the device's last op (sroce_dealloc_driver()); the
+ * device may never have made it onto the list (a refused add).
+ */
 void sroce_forget_device(struct sroce_dev *sdev)
 {
 	spin_lock(&sroce_dev_lock);
-	list_del(&sdev->list);
+	list_del_init(&sdev->list);
 	spin_unlock(&sroce_dev_lock);
-	sroce_live_dec(SROCE_OBJ_DEV);
 }
 
 static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,

@@ -307,6 +307,7 @@ int sroce_add_link(const char *ibdev_name, struct net_device *ndev);
 void sroce_forget_device(struct sroce_dev *sdev);
 
 /* device.c */
+void sroce_init_device(struct sroce_dev *sdev);
 int sroce_register_device(struct sroce_dev *sdev, const char *name);
 void sroce_port_event(struct sroce_dev *sdev);
 int sroce_active_mtu(const struct net_device *ndev);
