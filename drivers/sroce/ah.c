@@ -63,10 +63,8 @@ int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	err = sroce_av_from_attr(&ah->av, init->ah_attr);
 	if (err)
 		return err;
-	if (atomic_inc_return(&sdev->nr_ah) > SROCE_MAX_AH) {
-		atomic_dec(&sdev->nr_ah);
+	if (!sroce_charge(&sdev->nr_ah, SROCE_MAX_AH))
 		return -ENOMEM;
-	}
 	sroce_live_inc(SROCE_OBJ_AH);
 	return 0;
 }
@@ -89,7 +87,7 @@ int sroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
 	struct sroce_dev *sdev = to_sdev(ibah->device);
 
-	atomic_dec(&sdev->nr_ah);
+	sroce_uncharge(&sdev->nr_ah);
 	sroce_live_dec(SROCE_OBJ_AH);
 	return 0;
 }

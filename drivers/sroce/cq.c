@@ -36,10 +36,8 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EINVAL;
 	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
-	if (atomic_inc_return(&sdev->nr_cq) > SROCE_MAX_CQ) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	if (!sroce_charge(&sdev->nr_cq, SROCE_MAX_CQ))
+		return -ENOMEM;
 	cq->queue = kvcalloc(attr->cqe + 1, sizeof(*cq->queue), GFP_KERNEL);
 	if (!cq->queue) {
 		err = -ENOMEM;
@@ -64,7 +62,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 err_queue:
 	kvfree(cq->queue);
 err_count:
-	atomic_dec(&sdev->nr_cq);
+	sroce_uncharge(&sdev->nr_cq);
 	return err;
 }
 
@@ -78,7 +76,7 @@ int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	 * a QP's destroy waited for every completion it was producing.
 	 */
 	kvfree(cq->queue);
-	atomic_dec(&sdev->nr_cq);
+	sroce_uncharge(&sdev->nr_cq);
 	sroce_live_dec(SROCE_OBJ_CQ);
 	return 0;
 }

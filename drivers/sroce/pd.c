@@ -9,10 +9,8 @@ int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibpd->device);
 
-	if (atomic_inc_return(&sdev->nr_pd) > SROCE_MAX_PD) {
-		atomic_dec(&sdev->nr_pd);
+	if (!sroce_charge(&sdev->nr_pd, SROCE_MAX_PD))
 		return -ENOMEM;
-	}
 	sroce_live_inc(SROCE_OBJ_PD);
 	return 0;
 }
@@ -21,7 +19,7 @@ int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibpd->device);
 
-	atomic_dec(&sdev->nr_pd);
+	sroce_uncharge(&sdev->nr_pd);
 	sroce_live_dec(SROCE_OBJ_PD);
 	return 0;
 }

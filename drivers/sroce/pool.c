@@ -41,10 +41,8 @@ void sroce_pool_destroy(struct sroce_pool *pool)
 static int sroce_pool_reserve(struct sroce_pool *pool,
 			      struct sroce_pool_elem *elem)
 {
-	if (atomic_inc_return(&pool->count) > pool->max) {
-		atomic_dec(&pool->count);
+	if (!sroce_charge(&pool->count, pool->max))
 		return -ENOMEM;
-	}
 	kref_init(&elem->ref);
 	init_completion(&elem->done);
 	return 0;
@@ -70,7 +68,7 @@ int sroce_pool_add(struct sroce_pool *pool, struct sroce_pool_elem *elem)
 	err = xa_alloc_cyclic(&pool->xa, &elem->id, elem, pool->limit,
 			      &pool->next, GFP_KERNEL);
 	if (err < 0) {
-		atomic_dec(&pool->count);
+		sroce_uncharge(&pool->count);
 		return err == -EBUSY ? -ENOMEM : err;
 	}
 	return 0;
@@ -95,7 +93,7 @@ int sroce_pool_add_id(struct sroce_pool *pool, struct sroce_pool_elem *elem,
 	elem->id = id;
 	err = xa_insert(&pool->xa, id, elem, GFP_KERNEL);
 	if (err)
-		atomic_dec(&pool->count);
+		sroce_uncharge(&pool->count);
 	return err;
 }
 
@@ -144,7 +142,7 @@ void sroce_pool_elem_put(struct sroce_pool_elem *elem)
 void sroce_pool_remove(struct sroce_pool *pool, struct sroce_pool_elem *elem)
 {
 	xa_erase(&pool->xa, elem->id);
-	atomic_dec(&pool->count);
+	sroce_uncharge(&pool->count);
 	sroce_pool_elem_put(elem);
 	wait_for_completion(&elem->done);
 	if (pool->sync_rcu)

@@ -85,6 +85,24 @@ enum sroce_obj_type {
 extern atomic_t sroce_live[SROCE_OBJ_MAX];
 extern const char *const sroce_obj_name[SROCE_OBJ_MAX];
 
+/*
+ * Charge one object against a device limit; false when the device has
+ * @max already.  sroce_uncharge() gives it back.
+ */
+static inline bool sroce_charge(atomic_t *count, u32 max)
+{
+	if (atomic_inc_return(count) > max) {
+		atomic_dec(count);
+		return false;
+	}
+	return true;
+}
+
+static inline void sroce_uncharge(atomic_t *count)
+{
+	atomic_dec(count);
+}
+
 static inline void sroce_live_inc(enum sroce_obj_type t)
 {
 	atomic_inc(&sroce_live[t]);

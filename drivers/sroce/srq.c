@@ -27,10 +27,8 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	err = sroce_srq_check(attr);
 	if (err)
 		return err;
-	if (atomic_inc_return(&sdev->nr_srq) > SROCE_MAX_SRQ) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	if (!sroce_charge(&sdev->nr_srq, SROCE_MAX_SRQ))
+		return -ENOMEM;
 	sge = max_t(u32, attr->max_sge, 1);
 	stride = sizeof(struct sroce_recv_wqe) + sge * sizeof(struct ib_sge);
 	err = sroce_queue_init(&srq->rq, attr->max_wr, stride, attr->max_sge);
@@ -52,7 +50,7 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 err_queue:
 	sroce_queue_free(&srq->rq);
 err_count:
-	atomic_dec(&sdev->nr_srq);
+	sroce_uncharge(&sdev->nr_srq);
 	return err;
 }
 
@@ -90,7 +88,7 @@ int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct sroce_srq *srq = to_ssrq(ibsrq);
 
 	sroce_queue_free(&srq->rq);
-	atomic_dec(&sdev->nr_srq);
+	sroce_uncharge(&sdev->nr_srq);
 	sroce_live_dec(SROCE_OBJ_SRQ);
 	return 0;
 }
