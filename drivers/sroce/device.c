@@ -174,6 +174,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	sroce_pool_destroy(&sdev->qp_pool);
 	sroce_pool_destroy(&sdev->mr_pool);
 	sroce_forget_device(sdev);
+	dev_put(sdev->ndev);
 	sroce_live_dec(SROCE_OBJ_DEV);
 }
 

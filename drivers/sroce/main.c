@@ -83,6 +83,12 @@ int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
 	sdev = ib_alloc_device(sroce_dev, ibdev);
 	if (!sdev)
 		return -ENOMEM;
+	/*
+	 * Our own reference: sysfs may query the port while the device
+	 * unregisters, after ib_core let go of the netdev.  The netdev's
+	 * unregistration waits for it; dealloc_driver puts it.
+	 */
+	dev_hold(ndev);
 	sdev->ndev = ndev;
 	/* From here on, ib_dealloc_device() undoes everything. */
 	sroce_init_device(sdev);

@@ -149,7 +149,7 @@ struct sroce_pool_elem {
 struct sroce_dev {
 	struct ib_device ibdev;
 	struct list_head list;		/* sroce_dev_list, under sroce_dev_lock */
-	struct net_device *ndev;	/* held by ib_core while registered */
+	struct net_device *ndev;	/* held (dev_hold) until dealloc_driver */
 	bool registered;		/* under sroce_dev_lock */
 	struct ib_device_attr attrs;	/* what query_device reports */
 
