@@ -69,17 +69,23 @@ int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	return 0;
 }
 
-int sroce_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
+/* The AH attribute an address vector stands for (query_ah, query_qp). */
+void sroce_av_to_attr(const struct sroce_av *av, struct rdma_ah_attr *attr)
 {
-	struct sroce_av *av = &to_sah(ibah)->av;
+	union ib_gid dgid = av->dgid;
 
 	memset(attr, 0, sizeof(*attr));
 	attr->type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(attr, 1);
 	rdma_ah_set_sl(attr, av->sl);
-	rdma_ah_set_grh(attr, &av->dgid, av->flow_label, av->sgid_index,
+	rdma_ah_set_grh(attr, &dgid, av->flow_label, av->sgid_index,
 			av->hop_limit, av->traffic_class);
 	memcpy(attr->roce.dmac, av->dmac, ETH_ALEN);
+}
+
+int sroce_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
+{
+	sroce_av_to_attr(&to_sah(ibah)->av, attr);
 	return 0;
 }
 

@@ -160,27 +160,14 @@ static int sroce_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 	return 0;
 }
 
-/* Keep what query_qp must return; the AV keeps no sgid_attr reference. */
+/* Keep what query_qp must return (the AV as an sroce_av, without sgid_attr). */
 static void sroce_apply_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 			     int mask, const struct sroce_av *av)
 {
 	struct ib_qp_attr *a = &qp->attr;
 
-	if (mask & IB_QP_AV) {
+	if (mask & IB_QP_AV)
 		qp->av = *av;
-		const struct ib_global_route *grh =
-			rdma_ah_read_grh(&attr->ah_attr);
-		union ib_gid dgid = grh->dgid;
-
-		memset(&a->ah_attr, 0, sizeof(a->ah_attr));
-		a->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-		rdma_ah_set_port_num(&a->ah_attr, 1);
-		rdma_ah_set_sl(&a->ah_attr, rdma_ah_get_sl(&attr->ah_attr));
-		rdma_ah_set_grh(&a->ah_attr, &dgid, grh->flow_label,
-				grh->sgid_index, grh->hop_limit,
-				grh->traffic_class);
-		memcpy(a->ah_attr.roce.dmac, attr->ah_attr.roce.dmac, ETH_ALEN);
-	}
 	if (mask & IB_QP_PATH_MTU)
 		a->path_mtu = attr->path_mtu;
 	if (mask & IB_QP_QKEY)
@@ -310,6 +297,9 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	mutex_lock(&qp->state_lock);
 	*attr = qp->attr;
+	/* An applied AV always has a MAC (sroce_av_from_attr()). */
+	if (!is_zero_ether_addr(qp->av.dmac))
+		sroce_av_to_attr(&qp->av, &attr->ah_attr);
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
 	attr->sq_draining = qp->state == IB_QPS_SQD &&

@@ -271,7 +271,7 @@ struct sroce_qp {
 
 	struct mutex state_lock;	/* serialises modify_qp and destroy */
 	enum ib_qp_state state;		/* read locklessly on the data path */
-	struct ib_qp_attr attr;		/* what modify_qp set, for query_qp */
+	struct ib_qp_attr attr;		/* what modify_qp set, but the AV */
 	struct sroce_av av;		/* the destination of RC/UC QPs */
 	enum ib_sig_type sq_sig_type;
 
@@ -384,6 +384,7 @@ int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 
 /* ah.c */
 int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr);
+void sroce_av_to_attr(const struct sroce_av *av, struct rdma_ah_attr *attr);
 int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		    struct ib_udata *udata);
 int sroce_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);

@@ -120,6 +120,17 @@ static void sroce_test_ah_attr(struct ib_device *dev,
 	memcpy(ah->roce.dmac, mac, ETH_ALEN);
 }
 
+/* Chain @n receive WRs with wr_ids 0..n-1 (after @base). */
+static void sroce_test_chain(struct ib_recv_wr *rwr, int n, u64 base)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		rwr[i].wr_id = base + i;
+		rwr[i].next = i < n - 1 ? &rwr[i + 1] : NULL;
+	}
+}
+
 static void sroce_test_qp_event(struct ib_event *ev, void *ctx)
 {
 	struct sroce_test *t = ctx;
@@ -283,7 +294,7 @@ static void sroce_test_qp_states(struct sroce_test *t, struct ib_pd *pd,
 	struct ib_wc wc[8];
 	struct ib_cq *cq;
 	struct ib_qp *qp;
-	int err, n, i;
+	int err, n;
 
 	cq = ib_create_cq(t->dev, NULL, NULL, NULL, &cqa);
 	sroce_test_ptr(t, cq, "ib_create_cq (polled directly)");
@@ -367,10 +378,7 @@ static void sroce_test_qp_states(struct sroce_test *t, struct ib_pd *pd,
 	sroce_test_rc(t, err, 0, "SQD -> RTS");
 
 	/* IBA 10.3.1: entering ERR flushes every queued WR. */
-	for (i = 0; i < 3; i++) {
-		rwr[i].wr_id = 100 + i;
-		rwr[i].next = i < 2 ? &rwr[i + 1] : NULL;
-	}
+	sroce_test_chain(rwr, 3, 100);
 	err = ib_post_recv(qp, &rwr[0], &bad);
 	sroce_test_rc(t, err, 0, "post 3 receives");
 	a.qp_state = IB_QPS_ERR;
@@ -408,7 +416,7 @@ static void sroce_test_cq(struct sroce_test *t, struct ib_pd *pd,
 	struct ib_wc wc[8];
 	struct ib_cq *cq;
 	struct ib_qp *qp;
-	int err, n, i;
+	int err, n;
 
 	cq = ib_create_cq(t->dev, sroce_test_comp, sroce_test_cq_event, t,
 			  &cqa);
@@ -421,10 +429,7 @@ static void sroce_test_cq(struct sroce_test *t, struct ib_pd *pd,
 		goto out_cq;
 	}
 	sroce_test_connect(t, qp, qp->qp_num, sgid_index);
-	for (i = 0; i < 3; i++) {
-		rwr[i].wr_id = i;
-		rwr[i].next = i < 2 ? &rwr[i + 1] : NULL;
-	}
+	sroce_test_chain(rwr, 3, 0);
 	ib_post_recv(qp, rwr, &bad);
 	atomic_set(&t->comp_calls, 0);
 	err = ib_req_notify_cq(cq, IB_CQ_NEXT_COMP);
@@ -450,10 +455,7 @@ static void sroce_test_cq(struct sroce_test *t, struct ib_pd *pd,
 	if (IS_ERR(qp))
 		goto out_cq;
 	sroce_test_connect(t, qp, qp->qp_num, sgid_index);
-	for (i = 0; i < 8; i++) {
-		rwr[i].wr_id = i;
-		rwr[i].next = i < 7 ? &rwr[i + 1] : NULL;
-	}
+	sroce_test_chain(rwr, 8, 0);
 	ib_post_recv(qp, rwr, &bad);
 	atomic_set(&t->cq_events, 0);
 	ib_modify_qp(qp, &a, IB_QP_STATE);
