@@ -234,13 +234,22 @@ static void sroce_check_leaks(void)
 	}
 }
 
+struct workqueue_struct *sroce_wq;
+
 static int __init sroce_init(void)
 {
 	int err;
 
+	/* The send side of QPs; storage ULPs (NVMe-oF) write back through it. */
+	sroce_wq = alloc_workqueue("sroce", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!sroce_wq)
+		return -ENOMEM;
+	err = sroce_net_init();
+	if (err)
+		goto err_wq;
 	err = register_netdevice_notifier(&sroce_netdev_nb);
 	if (err)
-		return err;
+		goto err_net;
 	rdma_link_register(&sroce_link_ops);
 	sroce_debugfs = debugfs_create_dir(SROCE_DRV_NAME, NULL);
 	debugfs_create_file("objects", 0444, sroce_debugfs, NULL,
@@ -248,6 +257,12 @@ static int __init sroce_init(void)
 	pr_info("sroce: loaded (uABI %d, driver id %#x)\n", SROCE_ABI_VERSION,
 		SROCE_DRIVER_ID);
 	return 0;
+
+err_net:
+	sroce_net_exit();
+err_wq:
+	destroy_workqueue(sroce_wq);
+	return err;
 }
 
 static void __exit sroce_exit(void)
@@ -258,6 +273,9 @@ static void __exit sroce_exit(void)
 	unregister_netdevice_notifier(&sroce_netdev_nb);
 	sroce_unregister_all();
 	debugfs_remove_recursive(sroce_debugfs);
+	/* No device, so no QP: nothing queues work or finds the sockets. */
+	sroce_net_exit();
+	destroy_workqueue(sroce_wq);
 	sroce_check_leaks();
 	pr_info("sroce: unloaded\n");
 }

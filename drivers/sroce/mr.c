@@ -6,10 +6,12 @@
  */
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
+#include <rdma/iter.h>
 
 #include "sroce.h"
 
-static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev, int access)
+static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev, int access,
+				       enum sroce_mr_kind kind)
 {
 	struct sroce_mr *mr;
 	int err;
@@ -23,6 +25,7 @@ static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev, int access)
 		return ERR_PTR(err);
 	}
 	mr->access = access;
+	mr->kind = kind;
 	/*
 	 * A fresh key byte per registration: a stale key that names a reused
 	 * index still does not match (IBA 10.6.3.4).
@@ -34,17 +37,51 @@ static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev, int access)
 	return mr;
 }
 
+/* Unpublish, wait for every WR and packet that still holds the MR, free. */
+static void sroce_mr_free(struct sroce_dev *sdev, struct sroce_mr *mr)
+{
+	sroce_pool_remove(&sdev->mr_pool, &mr->elem);
+	ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	sroce_live_dec(SROCE_OBJ_MR);
+	kfree_rcu(mr, elem.rcu);
+}
+
 /* The DMA MR covers all kernel memory: ib_core's virtual DMA gives us
  * kernel virtual addresses (ib_uses_virt_dma()).
  */
 struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
 {
-	struct sroce_mr *mr = sroce_mr_alloc(to_sdev(ibpd->device), access);
+	struct sroce_mr *mr = sroce_mr_alloc(to_sdev(ibpd->device), access,
+						 SROCE_MR_DMA);
 
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->ibmr.length = U64_MAX;
 	return &mr->ibmr;
+}
+
+/*
+ * The kernel address of every page of a user MR: ib_core's virtual DMA
+ * maps user pages to their kernel (direct map) addresses.
+ */
+static int sroce_mr_umem_pages(struct sroce_mr *mr, struct ib_umem *umem,
+			       u64 start)
+{
+	struct ib_block_iter biter;
+	size_t n = ib_umem_num_dma_blocks(umem, PAGE_SIZE);
+	u32 i = 0;
+
+	mr->pages = kvcalloc(n, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	rdma_umem_for_each_dma_block(umem, &biter, PAGE_SIZE)
+		mr->pages[i++] = rdma_block_iter_dma_address(&biter);
+	mr->npages = i;
+	mr->max_pages = n;
+	mr->page_shift = PAGE_SHIFT;
+	mr->page_offset = start & ~PAGE_MASK;
+	return 0;
 }
 
 #define SROCE_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
@@ -68,6 +105,7 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 {
 	struct ib_umem *umem;
 	struct sroce_mr *mr;
+	int err;
 
 	if (access & ~SROCE_MR_ACCESS)
 		return ERR_PTR(-EOPNOTSUPP);
@@ -80,12 +118,17 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	umem = ib_umem_get(ibpd->device, start, length, access);
 	if (IS_ERR(umem))
 		return ERR_CAST(umem);
-	mr = sroce_mr_alloc(to_sdev(ibpd->device), access);
+	mr = sroce_mr_alloc(to_sdev(ibpd->device), access, SROCE_MR_USER);
 	if (IS_ERR(mr)) {
 		ib_umem_release(umem);
 		return ERR_CAST(mr);
 	}
 	mr->umem = umem;
+	err = sroce_mr_umem_pages(mr, umem, start);
+	if (err) {
+		sroce_mr_free(to_sdev(ibpd->device), mr);
+		return ERR_PTR(err);
+	}
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
 	return &mr->ibmr;
@@ -111,12 +154,12 @@ struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!max_num_sg || max_num_sg > SROCE_MAX_FRMR_PAGES)
 		return ERR_PTR(-EINVAL);
-	pages = kcalloc(max_num_sg, sizeof(*pages), GFP_KERNEL);
+	pages = kvcalloc(max_num_sg, sizeof(*pages), GFP_KERNEL);
 	if (!pages)
 		return ERR_PTR(-ENOMEM);
-	mr = sroce_mr_alloc(to_sdev(ibpd->device), 0);
+	mr = sroce_mr_alloc(to_sdev(ibpd->device), 0, SROCE_MR_FRWR);
 	if (IS_ERR(mr)) {
-		kfree(pages);
+		kvfree(pages);
 		return ERR_CAST(mr);
 	}
 	mr->pages = pages;
@@ -139,20 +182,17 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 {
 	struct sroce_mr *mr = to_smr(ibmr);
 
+	int n;
+
 	mr->npages = 0;
-	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_set_page);
+	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_set_page);
+	mr->page_shift = ilog2(ibmr->page_size);
+	mr->page_offset = ibmr->iova & (ibmr->page_size - 1);
+	return n;
 }
 
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	struct sroce_dev *sdev = to_sdev(ibmr->device);
-	struct sroce_mr *mr = to_smr(ibmr);
-
-	/* Waits for every WR that still holds the MR. */
-	sroce_pool_remove(&sdev->mr_pool, &mr->elem);
-	ib_umem_release(mr->umem);
-	kfree(mr->pages);
-	sroce_live_dec(SROCE_OBJ_MR);
-	kfree_rcu(mr, elem.rcu);
+	sroce_mr_free(to_sdev(ibmr->device), to_smr(ibmr));
 	return 0;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * sroce work queues: posting WRs and flushing them.
+ * sroce work queues: posting receive WRs, flushing (post_send is the
+ * requester's, req.c).
  *
  * A queue is a ring of fixed-size slots under its own lock.  A WR is
  * accepted or refused as a whole (IBA 11.4.1.1): a refused WR and all after
@@ -31,19 +32,13 @@ void sroce_queue_free(struct sroce_queue *q)
 	q->buf = NULL;
 }
 
-/* head and tail run freely; the slot is the index modulo the size. */
-static void *sroce_queue_slot(struct sroce_queue *q, u32 index)
-{
-	return q->buf + (size_t)(index % q->size) * q->stride;
-}
-
 static bool sroce_queue_full(const struct sroce_queue *q)
 {
 	return q->tail - q->head == q->size;
 }
 
-static void sroce_flush_wc(struct sroce_qp *qp, struct ib_cq *ibcq, u64 wr_id,
-			   bool recv)
+void sroce_flush_wr(struct sroce_qp *qp, struct ib_cq *ibcq, u64 wr_id,
+		    bool recv)
 {
 	struct ib_wc wc = {
 		.wr_id = wr_id,
@@ -57,60 +52,43 @@ static void sroce_flush_wc(struct sroce_qp *qp, struct ib_cq *ibcq, u64 wr_id,
 
 /**
  * sroce_qp_flush - complete every queued WR with IB_WC_WR_FLUSH_ERR
- * @qp: a QP that just entered the Error state
+ * @qp: a QP in the Error state, with qp->lock held
  *
  * IBA 10.3.1 (Error state): all outstanding and later posted WRs complete
- * in error.  The RQ is flushed only when the QP has its own (an SRQ's
- * WRs belong to other QPs too).
+ * in error, signaled or not.  The RQ is flushed only when the QP has its
+ * own (an SRQ's WRs belong to other QPs too).
  */
 void sroce_qp_flush(struct sroce_qp *qp)
 {
 	struct sroce_queue *q = &qp->sq;
+	unsigned long flags;
+	u32 head, tail;
 
-	spin_lock_bh(&q->lock);
-	while (q->head != q->tail) {
-		struct sroce_send_wqe *wqe = sroce_queue_slot(q, q->head);
+	lockdep_assert_held(&qp->lock);
+	tail = smp_load_acquire(&q->tail);
+	for (head = q->head; head != tail; head++) {
+		struct sroce_send_wqe *wqe = sroce_queue_slot(q, head);
 
-		sroce_flush_wc(qp, qp->ibqp.send_cq, wqe->wr.wr_id, false);
-		q->head++;
+		sroce_wqe_release(wqe);
+		sroce_flush_wr(qp, qp->ibqp.send_cq, wqe->wr_id, false);
 	}
-	spin_unlock_bh(&q->lock);
+	spin_lock_irqsave(&q->lock, flags);
+	q->head = tail;
+	spin_unlock_irqrestore(&q->lock, flags);
+	qp->req.idx = tail;
+	qp->req.rd_inflight = 0;
 
 	q = &qp->rq;
 	if (!q->buf)
 		return;
-	spin_lock_bh(&q->lock);
+	spin_lock_irqsave(&q->lock, flags);
 	while (q->head != q->tail) {
 		struct sroce_recv_wqe *wqe = sroce_queue_slot(q, q->head);
 
-		sroce_flush_wc(qp, qp->ibqp.recv_cq, wqe->wr_id, true);
+		sroce_flush_wr(qp, qp->ibqp.recv_cq, wqe->wr_id, true);
 		q->head++;
 	}
-	spin_unlock_bh(&q->lock);
-}
-
-int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		    const struct ib_send_wr **bad_wr)
-{
-	struct sroce_qp *qp = to_sqp(ibqp);
-	/* Pairs with modify_qp's release: the attributes are visible. */
-	enum ib_qp_state state = smp_load_acquire(&qp->state);
-
-	/* IBA 10.8.2: posting to a SQ that is not yet RTS is an error. */
-	if (state < IB_QPS_RTS) {
-		*bad_wr = wr;
-		return -EINVAL;
-	}
-	if (state == IB_QPS_ERR) {
-		for (; wr; wr = wr->next)
-			sroce_flush_wc(qp, ibqp->send_cq, wr->wr_id, false);
-		return 0;
-	}
-	/* The transport engine (requester) is not part of this driver yet. */
-	ibdev_dbg(ibqp->device, "QP %u: no transport engine yet\n",
-		  ibqp->qp_num);
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
+	spin_unlock_irqrestore(&q->lock, flags);
 }
 
 /**
@@ -165,7 +143,7 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	}
 	if (state == IB_QPS_ERR) {
 		for (; wr; wr = wr->next)
-			sroce_flush_wc(qp, ibqp->recv_cq, wr->wr_id, true);
+			sroce_flush_wr(qp, ibqp->recv_cq, wr->wr_id, true);
 		return 0;
 	}
 	return sroce_queue_post_recv(&qp->rq, wr, bad_wr);

@@ -34,8 +34,8 @@ static int sroce_qp_alloc_queues(struct sroce_qp *qp,
 	/* Inline data is copied into the WQE's SGE area. */
 	sge = max_t(u32, cap->max_send_sge, 1);
 	sge = max_t(u32, sge,
-		    DIV_ROUND_UP(cap->max_inline_data, sizeof(struct ib_sge)));
-	stride = sizeof(struct sroce_send_wqe) + sge * sizeof(struct ib_sge);
+		    DIV_ROUND_UP(cap->max_inline_data, sizeof(struct sroce_sge)));
+	stride = sizeof(struct sroce_send_wqe) + sge * sizeof(struct sroce_sge);
 	err = sroce_queue_init(&qp->sq, max_t(u32, cap->max_send_wr, 1),
 			       stride, cap->max_send_sge);
 	if (err)
@@ -83,9 +83,17 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	mutex_init(&qp->state_lock);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_type = init->sq_sig_type;
+	spin_lock_init(&qp->lock);
+	sroce_comp_init(qp);
+	INIT_WORK(&qp->tx_work, sroce_tx_work);
+	/* The receive WQE the responder works on, whatever its source. */
+	qp->resp.wqe = kmalloc(struct_size(qp->resp.wqe, sge, SROCE_MAX_SGE),
+			       GFP_KERNEL);
+	if (!qp->resp.wqe)
+		return -ENOMEM;
 	err = sroce_qp_alloc_queues(qp, init);
 	if (err)
-		return err;
+		goto err_wqe;
 
 	if (udata) {
 		/* Not mapped (yet): the provider posts through the kernel. */
@@ -108,6 +116,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_queues;
 	ibqp->qp_num = qp->elem.id;
+	qp->src_port = sroce_src_port(qp->elem.id);
 	init->cap.max_send_wr = qp->sq.size;
 	if (!init->srq)
 		init->cap.max_recv_wr = qp->rq.size;
@@ -117,6 +126,8 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 err_queues:
 	sroce_queue_free(&qp->sq);
 	sroce_queue_free(&qp->rq);
+err_wqe:
+	kfree(qp->resp.wqe);
 	return err;
 }
 
@@ -213,20 +224,98 @@ static void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
 		ibqp->event_handler(&ev, ibqp->qp_context);
 }
 
-/* Going back to RESET empties both queues without completions (10.3.1). */
+/**
+ * sroce_qp_deliver_events - raise the async events the engine noted
+ * @qp: the QP, qp->lock not held (handlers may call back into verbs)
+ */
+void sroce_qp_deliver_events(struct sroce_qp *qp)
+{
+	if (READ_ONCE(qp->sqd_event) && xchg(&qp->sqd_event, false))
+		sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
+	if (READ_ONCE(qp->last_wqe_event) && xchg(&qp->last_wqe_event, false))
+		sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+}
+
+/**
+ * sroce_qp_error - move a QP to the Error state
+ * @qp: the QP, with qp->lock held
+ *
+ * From the engine (a completion in error, IBA 10.3.1) and from modify_qp:
+ * outstanding WRs are flushed, the responder forgets its state, and a QP
+ * on an SRQ notes IB_EVENT_QP_LAST_WQE_REACHED (IBA 11.6.3.1: it consumes
+ * no more receive WQEs; ib_drain_rq waits for it).
+ */
+void sroce_qp_error(struct sroce_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (qp->state == IB_QPS_ERR)
+		return;
+	smp_store_release(&qp->state, IB_QPS_ERR);
+	sroce_resp_reset(qp);
+	sroce_qp_flush(qp);
+	del_timer(&qp->retry_timer);
+	del_timer(&qp->rnr_timer);
+	qp->comp.rnr_wait = false;
+	if (qp->ibqp.srq)
+		qp->last_wqe_event = true;
+}
+
+/*
+ * Going back to RESET empties both queues without completions (10.3.1);
+ * the WQEs give back their MRs.
+ */
 static void sroce_qp_reset(struct sroce_qp *qp)
 {
-	spin_lock_bh(&qp->sq.lock);
+	u32 i;
+
+	lockdep_assert_held(&qp->lock);
+	for (i = qp->sq.head; i != qp->sq.tail; i++)
+		sroce_wqe_release(sroce_queue_slot(&qp->sq, i));
+	spin_lock_irq(&qp->sq.lock);
 	qp->sq.head = 0;
 	qp->sq.tail = 0;
-	spin_unlock_bh(&qp->sq.lock);
+	spin_unlock_irq(&qp->sq.lock);
 	if (qp->rq.buf) {
-		spin_lock_bh(&qp->rq.lock);
+		spin_lock_irq(&qp->rq.lock);
 		qp->rq.head = 0;
 		qp->rq.tail = 0;
-		spin_unlock_bh(&qp->rq.lock);
+		spin_unlock_irq(&qp->rq.lock);
 	}
+	sroce_resp_reset(qp);
+	del_timer(&qp->retry_timer);
+	del_timer(&qp->rnr_timer);
+	memset(&qp->req, 0, sizeof(qp->req));
+	memset(&qp->comp, 0, sizeof(qp->comp));
+	qp->resp.epsn = 0;
+	qp->resp.msn = 0;
+	qp->resp.nak_sent = false;
+	qp->resp.ack_pending = false;
 	memset(&qp->attr, 0, sizeof(qp->attr));
+}
+
+/* Engine state that follows from the attributes just applied. */
+static void sroce_qp_engine_attr(struct sroce_qp *qp, int mask,
+				 enum ib_qp_state cur, enum ib_qp_state next)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)
+		qp->mtu = ib_mtu_enum_to_int(sroce_active_mtu(sdev->ndev));
+	else if (mask & IB_QP_PATH_MTU)
+		qp->mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	if (!qp->mtu)
+		qp->mtu = 256;
+	if (mask & IB_QP_RQ_PSN)
+		qp->resp.epsn = qp->attr.rq_psn;
+	if (mask & IB_QP_SQ_PSN) {
+		qp->req.psn = qp->attr.sq_psn;
+		qp->comp.psn = qp->attr.sq_psn;
+		qp->comp.gap_psn = U32_MAX;
+	}
+	if (mask & IB_QP_RETRY_CNT)
+		qp->comp.retry = qp->attr.retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->comp.rnr_retry = qp->attr.rnr_retry;
 }
 
 int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -243,7 +332,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		return -EINVAL;
 
 	mutex_lock(&qp->state_lock);
-	cur = qp->state;
+	cur = READ_ONCE(qp->state);
 	/* We do not advertise IB_DEVICE_CURR_QP_STATE_MOD. */
 	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) {
 		err = -EINVAL;
@@ -260,31 +349,35 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (err)
 		goto out;
 
+	spin_lock_bh(&qp->lock);
+	if (qp->state != cur) {
+		/* The engine moved the QP to Error meanwhile. */
+		spin_unlock_bh(&qp->lock);
+		err = -EINVAL;
+		goto out;
+	}
 	if (next == IB_QPS_RESET && cur != IB_QPS_RESET)
 		sroce_qp_reset(qp);
 	sroce_apply_attr(qp, attr, mask, &av);
-	/* Publish the state after the attributes the data path reads. */
-	smp_store_release(&qp->state, next);
-
-	if (next == IB_QPS_ERR && cur != IB_QPS_ERR) {
-		sroce_qp_flush(qp);
-		/*
-		 * IBA 11.6.3.1: a QP on an SRQ that enters Error consumes no
-		 * more receive WQEs; tell its owner (ib_drain_rq waits for it).
-		 */
-		if (ibqp->srq)
-			sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	sroce_qp_engine_attr(qp, mask, cur, next);
+	if (next == IB_QPS_ERR) {
+		sroce_qp_error(qp);
+	} else {
+		/* Publish the state after the attributes the data path reads. */
+		smp_store_release(&qp->state, next);
 	}
 	if (next == IB_QPS_SQD && cur != IB_QPS_SQD &&
-	    qp->attr.en_sqd_async_notify) {
+	    qp->attr.en_sqd_async_notify && qp->sq.head == qp->req.idx &&
+	    qp->req.offset == 0) {
 		/* Nothing is in flight once the SQ is empty (11.6.3.1). */
-		spin_lock_bh(&qp->sq.lock);
-		if (qp->sq.head == qp->sq.tail)
-			qp->attr.en_sqd_async_notify = 0;
-		spin_unlock_bh(&qp->sq.lock);
-		if (!qp->attr.en_sqd_async_notify)
-			sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
+		qp->attr.en_sqd_async_notify = 0;
+		qp->sqd_event = true;
 	}
+	/* Leaving SQD (or entering RTS): the requester may go on. */
+	if (next == IB_QPS_RTS && sroce_req_run(qp, 16))
+		sroce_qp_kick(qp);
+	spin_unlock_bh(&qp->lock);
+	sroce_qp_deliver_events(qp);
 out:
 	mutex_unlock(&qp->state_lock);
 	return err;
@@ -303,7 +396,7 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
 	attr->sq_draining = qp->state == IB_QPS_SQD &&
-			    qp->sq.head != qp->sq.tail;
+			    qp->sq.head != qp->req.idx;
 	attr->cap.max_send_wr = qp->sq.size;
 	attr->cap.max_send_sge = qp->sq.max_sge;
 	attr->cap.max_recv_wr = qp->rq.size;
@@ -328,13 +421,27 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibqp->device);
 	struct sroce_qp *qp = to_sqp(ibqp);
+	u32 i;
 
 	/*
 	 * Unpublish and wait for every packet and WR that holds the QP; the
 	 * WRs still queued are dropped without completions (IBA 10.2.4.4:
 	 * destroying a QP does not complete its outstanding WRs).
 	 */
+	spin_lock_bh(&qp->lock);
+	qp->dead = true;	/* timers and work are not started again */
+	spin_unlock_bh(&qp->lock);
 	sroce_pool_remove(&sdev->qp_pool, &qp->elem);
+	del_timer_sync(&qp->retry_timer);
+	del_timer_sync(&qp->rnr_timer);
+	cancel_work_sync(&qp->tx_work);
+
+	spin_lock_bh(&qp->lock);
+	for (i = qp->sq.head; i != qp->sq.tail; i++)
+		sroce_wqe_release(sroce_queue_slot(&qp->sq, i));
+	sroce_resp_reset(qp);
+	spin_unlock_bh(&qp->lock);
+	kfree(qp->resp.wqe);
 	sroce_queue_free(&qp->sq);
 	sroce_queue_free(&qp->rq);
 	mutex_destroy(&qp->state_lock);

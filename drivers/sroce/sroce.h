@@ -32,6 +32,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/sroce-abi.h>
 
+#include "hdr.h"
+
 #define SROCE_DRV_NAME		"sroce"
 
 /*
@@ -146,6 +148,32 @@ struct sroce_pool_elem {
 	struct rcu_head rcu;
 };
 
+/* Per-device data-path counters, shown by "rdma statistic" (counters.c). */
+enum sroce_counter {
+	SROCE_CNT_TX_PKTS,
+	SROCE_CNT_RX_PKTS,
+	SROCE_CNT_TX_ERR,
+	SROCE_CNT_RX_BAD_HDR,
+	SROCE_CNT_RX_BAD_ICRC,
+	SROCE_CNT_RX_NO_QP,
+	SROCE_CNT_RX_BAD_STATE,
+	SROCE_CNT_RX_DUP,
+	SROCE_CNT_RX_OUT_OF_SEQ,
+	SROCE_CNT_RETRANS,
+	SROCE_CNT_RETRY_TIMEOUT,
+	SROCE_CNT_RNR_NAK_SENT,
+	SROCE_CNT_RNR_NAK_RCVD,
+	SROCE_CNT_SEQ_NAK_SENT,
+	SROCE_CNT_SEQ_NAK_RCVD,
+	SROCE_CNT_ERR_NAK_SENT,
+	SROCE_CNT_UD_DROP,
+	SROCE_CNT_MAX,
+};
+
+struct sroce_stats {
+	atomic64_t c[SROCE_CNT_MAX];
+};
+
 struct sroce_dev {
 	struct ib_device ibdev;
 	struct list_head list;		/* sroce_dev_list, under sroce_dev_lock */
@@ -157,6 +185,8 @@ struct sroce_dev {
 	struct sroce_pool mr_pool;
 	atomic_t nr_pd, nr_cq, nr_srq, nr_ah;	/* against the device limits */
 	atomic_t mr_key_byte;		/* the low byte of the next MR key */
+
+	struct sroce_stats stats;
 
 	spinlock_t port_lock;		/* protects port_state, port_mtu */
 	enum ib_port_state port_state;	/* last state reported to ib_core */
@@ -220,19 +250,87 @@ struct sroce_ah {
 	struct sroce_av av;
 };
 
+/**
+ * struct sroce_mr - a memory region
+ * @access: IB_ACCESS_* flags
+ * @umem: user MRs only
+ * @pages: kernel addresses of the MR's pages (user and fast-register MRs;
+ *         a DMA MR has none and names kernel addresses directly)
+ * @page_shift: log2 of the page size of @pages
+ * @page_offset: offset of the MR's first byte in @pages[0]
+ * @valid: fast-register MRs: between IB_WR_REG_MR and invalidation
+ */
+enum sroce_mr_kind {
+	SROCE_MR_DMA,		/* kernel addresses, all memory */
+	SROCE_MR_USER,		/* pinned user pages */
+	SROCE_MR_FRWR,		/* fast-register page list */
+};
+
 struct sroce_mr {
 	struct ib_mr ibmr;
 	struct sroce_pool_elem elem;
+	enum sroce_mr_kind kind;
 	int access;
-	struct ib_umem *umem;		/* user MRs only */
-	u64 *pages;			/* fast-register MRs: the page list */
+	struct ib_umem *umem;
+	u64 *pages;
 	u32 max_pages;
 	u32 npages;
+	u32 page_shift;
+	u32 page_offset;
+	bool valid;
 };
 
+/*
+ * An SGE of a posted send WR, with the MR its lkey named: a WR in flight
+ * holds a reference on every MR it uses until it completes (NULL when the
+ * lkey named no MR: the WR then completes with IB_WC_LOC_PROT_ERR).
+ */
+struct sroce_sge {
+	u64 addr;
+	u32 length;
+	u32 lkey;
+	struct sroce_mr *mr;
+};
+
+/* Where a send WQE is in the transport engine. */
+enum sroce_wqe_state {
+	SROCE_WQE_POSTED,	/* not started by the requester */
+	SROCE_WQE_PENDING,	/* (partly) sent, waiting for its response */
+	SROCE_WQE_DONE,		/* all sent, unacknowledged transports */
+};
+
+/**
+ * struct sroce_send_wqe - one posted send WR, as the engine needs it
+ * @length: message length in bytes (inline data: in @sge's space)
+ * @first_psn: PSN of its first packet (set when the requester starts it)
+ * @npkts: packets (request PSNs: a read has one per response packet)
+ * @done: read WQEs: response bytes already placed
+ * @av: UD WRs: the destination, copied from the AH at post time
+ */
 struct sroce_send_wqe {
-	struct ib_send_wr wr;		/* sg_list points into @sge */
-	struct ib_sge sge[];
+	u64 wr_id;
+	enum ib_wr_opcode opcode;
+	u32 send_flags;
+	u32 num_sge;
+	u32 length;
+	u32 ex;			/* immediate data (BE) or invalidate rkey */
+	u64 remote_addr;
+	u32 rkey;
+	u64 compare_add;
+	u64 swap;
+	u32 remote_qpn;
+	u32 remote_qkey;
+	struct sroce_av av;
+	struct sroce_mr *reg_mr;	/* IB_WR_REG_MR, with a reference */
+	u32 reg_key;
+	int reg_access;
+	enum sroce_wqe_state state;
+	enum ib_wc_status status;
+	bool rd_counted;		/* counted in req.rd_inflight */
+	u32 first_psn;
+	u32 npkts;
+	u32 done;
+	struct sroce_sge sge[];
 };
 
 struct sroce_recv_wqe {
@@ -265,6 +363,94 @@ struct sroce_srq {
 	u32 limit;			/* IB_SRQ_LIMIT, armed when non-zero */
 };
 
+/**
+ * struct sroce_req - requester state (req.c)
+ * @idx: the SQ index of the WQE being sent (sq.head <= idx <= sq.tail)
+ * @psn: the PSN of the next packet to send
+ * @offset: bytes of WQE @idx already sent
+ * @noack: packets sent since the last one that asked for an ACK
+ * @rd_inflight: reads and atomics sent and not yet answered
+ */
+struct sroce_req {
+	u32 idx;
+	u32 psn;
+	u32 offset;
+	u32 noack;
+	u32 rd_inflight;
+};
+
+/**
+ * struct sroce_comp - completer state (comp.c)
+ * @psn: the oldest PSN not yet acknowledged
+ * @retry: transport retries left (IBA 9.7.6.1.3 retry_cnt)
+ * @rnr_retry: RNR retries left (7: infinite)
+ * @rnr_wait: the requester is stopped until the RNR timer fires
+ * @progress: jiffies of the last acknowledged progress
+ */
+struct sroce_comp {
+	u32 psn;
+	u32 gap_psn;		/* comp.psn a loss was last reacted to */
+	u32 retry;
+	u32 rnr_retry;
+	bool rnr_wait;
+	unsigned long progress;
+};
+
+/**
+ * struct sroce_rd_res - a read or atomic the responder answers
+ * @op: SROCE_READ_REQ, SROCE_CMP_SWAP or SROCE_FETCH_ADD
+ * @psn: PSN of the request (of the first response packet)
+ * @npkts: response packets
+ * @sent: response packets sent; @npkts means done
+ * @mr: reads: the source MR, with a reference while packets remain
+ * @orig: atomics: the value before the operation (replayed on duplicates)
+ */
+struct sroce_rd_res {
+	u8 op;
+	u32 psn;
+	u32 npkts;
+	u32 sent;
+	u64 va;
+	u32 len;
+	struct sroce_mr *mr;
+	u64 orig;
+};
+
+#define SROCE_RD_RES	(SROCE_MAX_RD_ATOMIC + 1)
+
+/**
+ * struct sroce_resp - responder state (resp.c)
+ * @epsn: the expected PSN of the next request
+ * @msn: messages completed (carried in every AETH)
+ * @nak_sent: a PSN sequence NAK was sent for @epsn (IBA 9.7.5.1.2: once)
+ * @ack_pending: an ACK waits behind read responses
+ * @wqe: the receive WQE of the SEND in progress (a copy), or NULL
+ * @offset: bytes of the message in progress placed so far
+ * @mr: the target of the RDMA WRITE in progress, with a reference
+ * @va: next address of the RDMA WRITE in progress
+ * @resid: bytes of the RDMA WRITE in progress still expected
+ * @rd: read and atomic resources, a ring of SROCE_RD_RES
+ * @rd_next: the first resource with response packets to send
+ * @rd_tail: the next free resource
+ */
+struct sroce_resp {
+	u32 epsn;
+	u32 msn;
+	bool nak_sent;
+	bool ack_pending;
+	bool have_wqe;
+	u8 cur;			/* message in progress: 'S'end, 'W'rite, 0 */
+	struct sroce_recv_wqe *wqe;
+	u32 offset;
+	struct sroce_mr *mr;
+	u64 va;
+	u32 resid;
+	u32 wlen;
+	struct sroce_rd_res rd[SROCE_RD_RES];
+	u32 rd_next;
+	u32 rd_tail;
+};
+
 struct sroce_qp {
 	struct ib_qp ibqp;
 	struct sroce_pool_elem elem;
@@ -278,6 +464,24 @@ struct sroce_qp {
 	struct sroce_queue sq;
 	struct sroce_queue rq;
 	u32 max_inline;
+
+	/*
+	 * Transport engine.  @lock serialises all of one QP's work (no PSN
+	 * reordering); QPs run in parallel.  Taken with BH off, never from
+	 * hard IRQ: post_send from such a context defers to @tx_work.
+	 */
+	spinlock_t lock;		/* see above */
+	bool dead;			/* destroy started: no timers, no work */
+	bool sqd_event;			/* IB_EVENT_SQ_DRAINED to deliver */
+	bool last_wqe_event;		/* IB_EVENT_QP_LAST_WQE_REACHED too */
+	u16 src_port;			/* UDP source port (per-QP entropy) */
+	u32 mtu;			/* path MTU in bytes */
+	struct sroce_req req;
+	struct sroce_comp comp;
+	struct sroce_resp resp;
+	struct timer_list retry_timer;
+	struct timer_list rnr_timer;
+	struct work_struct tx_work;
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
@@ -318,6 +522,61 @@ static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
 static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct sroce_mr, ibmr);
+}
+
+/**
+ * struct sroce_pkt - a RoCEv2 packet being built or parsed
+ * @hdr: the BTH (start of the transport headers)
+ * @ext: the first extension header
+ * @info: sroce_op_info() of the opcode (with SROCE_H_DETH for UD)
+ * @rnr: the responder answered with an RNR NAK
+ * @failed: the responder answered with a NAK and the QP is in Error
+ */
+struct sroce_pkt {
+	struct sroce_dev *sdev;
+	struct sk_buff *skb;
+	struct sroce_qp *qp;
+	union {
+		u8 *hdr;
+		struct sroce_bth *bth;
+	};
+	u8 *ext;
+	u8 *payload;
+	u32 paylen;
+	u32 info;
+	u32 qpn;
+	u32 psn;
+	u8 opcode;
+	u8 pad;
+	bool ackreq;
+	bool ipv4;
+	bool rnr;
+	bool failed;
+	u16 sport;
+	union ib_gid sgid;
+	union ib_gid dgid;
+};
+
+/* PSNs further back than this are not duplicates but garbage. */
+#define SROCE_PSN_WINDOW	(1 << 22)
+
+extern struct workqueue_struct *sroce_wq;
+
+static inline void sroce_count(struct sroce_dev *sdev, enum sroce_counter c)
+{
+	atomic64_inc(&sdev->stats.c[c]);
+}
+
+static inline bool sroce_wqe_is_rd_op(enum ib_wr_opcode op)
+{
+	return op == IB_WR_RDMA_READ || op == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* head and tail run freely; the slot is the index modulo the size. */
+static inline void *sroce_queue_slot(struct sroce_queue *q, u32 index)
+{
+	return q->buf + (size_t)(index % q->size) * q->stride;
 }
 
 /* main.c */
@@ -419,6 +678,53 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 
+/* net.c - RoCEv2 packets in and out */
+int sroce_net_init(void);
+void sroce_net_exit(void);
+u16 sroce_src_port(u32 qpn);
+int sroce_pkt_alloc(struct sroce_dev *sdev, struct sroce_pkt *pkt, u8 opcode,
+		    u32 paylen);
+int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
+	       u16 src_port, struct sroce_pkt *pkt);
+
+/* mem.c - memory access checks and copies */
+struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, bool remote,
+				 int access, u64 va, u64 len);
+void sroce_mr_copy(struct sroce_mr *mr, u64 va, void *buf, u32 len,
+		   bool to_mr);
+u64 *sroce_mr_atomic_addr(struct sroce_mr *mr, u64 va);
+int sroce_sge_copy(struct sroce_qp *qp, const struct ib_sge *sge,
+		   u32 num_sge, u32 offset, void *buf, u32 len, bool to_mr);
+
+/* req.c - requester */
+bool sroce_req_run(struct sroce_qp *qp, int budget);
+void sroce_req_rewind(struct sroce_qp *qp);
+void sroce_qp_kick(struct sroce_qp *qp);
+void sroce_tx_work(struct work_struct *work);
+void sroce_wqe_scatter(struct sroce_send_wqe *wqe, u32 offset,
+		       const void *buf, u32 len);
+
+/* comp.c - completer */
+void sroce_comp_init(struct sroce_qp *qp);
+void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
+void sroce_comp_run(struct sroce_qp *qp);
+void sroce_comp_arm(struct sroce_qp *qp);
+void sroce_wqe_release(struct sroce_send_wqe *wqe);
+enum ib_wc_status sroce_local_op(struct sroce_qp *qp,
+				 struct sroce_send_wqe *wqe);
+enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key);
+
+/* resp.c - responder */
+void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
+bool sroce_resp_tx(struct sroce_qp *qp, int budget);
+void sroce_resp_reset(struct sroce_qp *qp);
+
+/* counters.c */
+struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port_num);
+int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index);
+
 /* post.c */
 int sroce_queue_init(struct sroce_queue *q, u32 size, u32 stride, u32 max_sge);
 void sroce_queue_free(struct sroce_queue *q);
@@ -429,6 +735,12 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 int sroce_queue_post_recv(struct sroce_queue *q, const struct ib_recv_wr *wr,
 			  const struct ib_recv_wr **bad_wr);
 void sroce_qp_flush(struct sroce_qp *qp);
+void sroce_flush_wr(struct sroce_qp *qp, struct ib_cq *ibcq, u64 wr_id,
+		    bool recv);
+
+/* qp.c */
+void sroce_qp_error(struct sroce_qp *qp);
+void sroce_qp_deliver_events(struct sroce_qp *qp);
 
 /* mr.c */
 struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access);

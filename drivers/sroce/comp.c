@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce transport engine, completer: acknowledgements, read and atomic
+ * responses, retransmission and send completions (IBA 9.7.5.1, 9.7.6).
+ *
+ *  - ACKs are cumulative: an ACK for PSN p acknowledges every request up
+ *    to p (IBA 9.7.5.1.1); a read response or atomic ACK implicitly
+ *    acknowledges the requests before it.
+ *  - A NAK for a PSN sequence error makes the requester go back to the
+ *    NAK's PSN; an RNR NAK stops it for the RNR timer (IBA 9.7.5.2.8)
+ *    unless rnr_retry (7: infinite) is used up; the other NAKs complete
+ *    the WQE in error and the QP enters the Error state.
+ *  - The retry timer (4.096 us * 2^timeout, IBA 9.7.6.1.3) resends from the
+ *    oldest unacknowledged PSN; retry_cnt consecutive retries without
+ *    progress end in IB_WC_RETRY_EXC_ERR.
+ *  - WQEs complete in SQ order, only the signaled ones produce a
+ *    completion unless in error (IBA 10.8.3.3, 11.4.1.1).
+ */
+#include "sroce.h"
+#include "trace.h"
+
+static struct sroce_send_wqe *sroce_sq_wqe(struct sroce_qp *qp, u32 idx)
+{
+	return sroce_queue_slot(&qp->sq, idx);
+}
+
+/* Put the references a WQE holds on MRs. */
+void sroce_wqe_release(struct sroce_send_wqe *wqe)
+{
+	u32 i;
+
+	if (!(wqe->send_flags & IB_SEND_INLINE)) {
+		for (i = 0; i < wqe->num_sge; i++) {
+			if (wqe->sge[i].mr)
+				sroce_mr_put(wqe->sge[i].mr);
+			wqe->sge[i].mr = NULL;
+		}
+	}
+	if (wqe->reg_mr)
+		sroce_mr_put(wqe->reg_mr);
+	wqe->reg_mr = NULL;
+}
+
+static enum ib_wc_opcode sroce_wc_opcode(enum ib_wr_opcode op)
+{
+	switch (op) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/**
+ * sroce_local_op - run a local operation of the SQ (IBA 10.6.3.6, 11.4.1.1)
+ * @qp: the QP, with qp->lock held
+ * @wqe: an IB_WR_REG_MR or IB_WR_LOCAL_INV WQE
+ *
+ * Return: the completion status.
+ */
+enum ib_wc_status sroce_local_op(struct sroce_qp *qp,
+				 struct sroce_send_wqe *wqe)
+{
+	struct sroce_mr *mr;
+
+	if (wqe->opcode == IB_WR_LOCAL_INV)
+		return sroce_invalidate(qp, wqe->ex);
+
+	mr = wqe->reg_mr;
+	/* IBA 10.6.3.6: only a free MR of our PD, keeping its index. */
+	if (mr->kind != SROCE_MR_FRWR || mr->ibmr.pd != qp->ibqp.pd ||
+	    (wqe->reg_key & ~0xffU) != (mr->ibmr.lkey & ~0xffU))
+		return IB_WC_MW_BIND_ERR;
+	if ((wqe->reg_access & (IB_ACCESS_REMOTE_WRITE |
+				IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(wqe->reg_access & IB_ACCESS_LOCAL_WRITE))
+		return IB_WC_MW_BIND_ERR;
+	mr->access = wqe->reg_access;
+	mr->ibmr.lkey = wqe->reg_key;
+	mr->ibmr.rkey = wqe->reg_key;
+	/* The page list and iova are in place: readers check @valid last. */
+	smp_store_release(&mr->valid, true);
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * sroce_invalidate - invalidate a fast-register MR by key (IBA 10.6.3.5)
+ * @qp: the QP (its PD must own the MR)
+ * @key: the rkey or lkey
+ *
+ * Return: IB_WC_SUCCESS, or IB_WC_MW_BIND_ERR for a key that names no
+ * such MR of the QP's PD.
+ */
+enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key)
+{
+	struct sroce_mr *mr = sroce_mr_get(to_sdev(qp->ibqp.device), key);
+	enum ib_wc_status status = IB_WC_SUCCESS;
+
+	if (!mr)
+		return IB_WC_MW_BIND_ERR;
+	if (mr->kind != SROCE_MR_FRWR || mr->ibmr.pd != qp->ibqp.pd)
+		status = IB_WC_MW_BIND_ERR;
+	else
+		WRITE_ONCE(mr->valid, false);
+	sroce_mr_put(mr);
+	return status;
+}
+
+static void sroce_complete_wqe(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
+{
+	struct ib_wc wc = {
+		.wr_id = wqe->wr_id,
+		.status = wqe->status,
+		.opcode = sroce_wc_opcode(wqe->opcode),
+		.qp = &qp->ibqp,
+	};
+
+	sroce_wqe_release(wqe);
+	if (wqe->status == IB_WC_SUCCESS &&
+	    qp->sq_sig_type != IB_SIGNAL_ALL_WR &&
+	    !(wqe->send_flags & IB_SEND_SIGNALED))
+		return;
+	if (wqe->opcode == IB_WR_RDMA_READ)
+		wc.byte_len = wqe->length;
+	else if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+		 wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
+		wc.byte_len = 8;
+	trace_sroce_complete(qp, &wc);
+	sroce_cq_complete(to_scq(qp->ibqp.send_cq), &wc, false);
+}
+
+/**
+ * sroce_comp_run - complete the finished WQEs at the head of the SQ
+ * @qp: the QP, with qp->lock held
+ *
+ * A WQE that finished in error completes with its status and puts the QP
+ * into the Error state, flushing the rest (IBA 10.3.1, 11.6.2).
+ */
+void sroce_comp_run(struct sroce_qp *qp)
+{
+	unsigned long flags;
+
+	lockdep_assert_held(&qp->lock);
+	while (qp->sq.head != qp->req.idx) {
+		struct sroce_send_wqe *wqe = sroce_sq_wqe(qp, qp->sq.head);
+		enum ib_wc_status status = wqe->status;
+
+		if (wqe->state != SROCE_WQE_DONE)
+			break;
+		if (wqe->rd_counted)
+			qp->req.rd_inflight--;
+		sroce_complete_wqe(qp, wqe);
+		spin_lock_irqsave(&qp->sq.lock, flags);
+		qp->sq.head++;
+		spin_unlock_irqrestore(&qp->sq.lock, flags);
+		if (status != IB_WC_SUCCESS) {
+			sroce_qp_error(qp);
+			return;
+		}
+	}
+	if (qp->state == IB_QPS_SQD && qp->sq.head == qp->req.idx &&
+	    qp->attr.en_sqd_async_notify) {
+		qp->attr.en_sqd_async_notify = 0;
+		qp->sqd_event = true;
+	}
+	if (qp->sq.head == qp->req.idx)
+		del_timer(&qp->retry_timer);
+}
+
+/* The retry timeout of the QP, IBA 9.7.6.1.3: 4.096 us * 2^timeout. */
+static unsigned long sroce_retry_jiffies(struct sroce_qp *qp)
+{
+	u64 ns = 4096ULL << min_t(u8, qp->attr.timeout, 31);
+
+	return max_t(unsigned long, nsecs_to_jiffies64(ns), 1);
+}
+
+/**
+ * sroce_comp_arm - start the retry timer if it does not run
+ * @qp: an RC QP, with qp->lock held, that just sent a request
+ */
+void sroce_comp_arm(struct sroce_qp *qp)
+{
+	if (!qp->attr.timeout || qp->dead || timer_pending(&qp->retry_timer))
+		return;
+	qp->comp.progress = jiffies;
+	mod_timer(&qp->retry_timer, jiffies + sroce_retry_jiffies(qp));
+}
+
+/* Mark WQEs up to and including PSN @psn acknowledged (cumulative ACK). */
+static void sroce_comp_ack(struct sroce_qp *qp, u32 psn)
+{
+	u32 idx;
+	bool progress = false;
+
+	for (idx = qp->sq.head; idx != qp->req.idx + 1; idx++) {
+		struct sroce_send_wqe *wqe;
+		u32 last;
+
+		if (idx == qp->sq.tail)
+			break;
+		wqe = sroce_sq_wqe(qp, idx);
+		if (wqe->state == SROCE_WQE_DONE)
+			continue;
+		if (wqe->state != SROCE_WQE_PENDING)
+			break;
+		if (sroce_psn_diff(psn, wqe->first_psn) < 0)
+			break;
+		if (sroce_wqe_is_rd_op(wqe->opcode)) {
+			/*
+			 * An ACK past a read or atomic whose response did not
+			 * come: the response was lost (IBA 9.7.5.1.1), ask
+			 * again.
+			 */
+			if (sroce_psn_diff(psn, wqe->first_psn) > 0 &&
+			    qp->comp.gap_psn != qp->comp.psn) {
+				qp->comp.gap_psn = qp->comp.psn;
+				sroce_req_rewind(qp);
+			}
+			break;
+		}
+		last = sroce_psn_add(wqe->first_psn, wqe->npkts - 1);
+		if (sroce_psn_diff(psn, last) >= 0) {
+			wqe->state = SROCE_WQE_DONE;
+			progress = true;
+		} else {
+			break;
+		}
+	}
+	if (sroce_psn_diff(psn, qp->comp.psn) >= 0) {
+		qp->comp.psn = sroce_psn_add(psn, 1);
+		progress = true;
+	}
+	if (progress) {
+		qp->comp.retry = qp->attr.retry_cnt;
+		qp->comp.rnr_retry = qp->attr.rnr_retry;
+		qp->comp.progress = jiffies;
+	}
+}
+
+/* The WQE whose PSN range holds @psn, or NULL. */
+static struct sroce_send_wqe *sroce_comp_wqe(struct sroce_qp *qp, u32 psn)
+{
+	u32 idx;
+
+	for (idx = qp->sq.head; idx != qp->req.idx + 1; idx++) {
+		struct sroce_send_wqe *wqe;
+
+		if (idx == qp->sq.tail)
+			break;
+		wqe = sroce_sq_wqe(qp, idx);
+		if (wqe->state != SROCE_WQE_PENDING)
+			continue;
+		if (sroce_psn_diff(psn, wqe->first_psn) >= 0 &&
+		    sroce_psn_diff(psn, wqe->first_psn) < wqe->npkts)
+			return wqe;
+		if (sroce_psn_diff(psn, wqe->first_psn) < 0)
+			break;
+	}
+	return NULL;
+}
+
+/* A read response or atomic ACK for the oldest outstanding PSN. */
+static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			    struct sroce_send_wqe *wqe)
+{
+	struct sroce_sge *s = wqe->sge;
+	u32 first = sroce_psn_diff(pkt->psn, wqe->first_psn) == 0;
+	u32 last = sroce_psn_diff(pkt->psn, wqe->first_psn) ==
+		   wqe->npkts - 1;
+	u32 op = pkt->opcode & 0x1f;
+
+	if (wqe->opcode == IB_WR_RDMA_READ) {
+		bool ok = op == (first && last ? SROCE_READ_RESP_ONLY :
+				 first ? SROCE_READ_RESP_FIRST :
+				 last ? SROCE_READ_RESP_LAST :
+				 SROCE_READ_RESP_MIDDLE);
+
+		/*
+		 * A re-issued read starts with a FIRST or ONLY response at
+		 * a later PSN: accept the responder's view of the segment.
+		 */
+		if (!ok && (op == SROCE_READ_RESP_FIRST ||
+			    op == SROCE_READ_RESP_ONLY))
+			ok = true;
+		if (!ok || pkt->paylen != (last ? wqe->length - wqe->done :
+					   qp->mtu)) {
+			wqe->status = IB_WC_BAD_RESP_ERR;
+			wqe->state = SROCE_WQE_DONE;
+			return;
+		}
+		/* Into the WQE's SGEs (their MRs are held). */
+		sroce_wqe_scatter(wqe, wqe->done, pkt->payload, pkt->paylen);
+		wqe->done += pkt->paylen;
+	} else {
+		if (op != SROCE_ATOMIC_ACK) {
+			wqe->status = IB_WC_BAD_RESP_ERR;
+			wqe->state = SROCE_WQE_DONE;
+			return;
+		}
+		{
+			struct sroce_atmack *ack = (void *)(pkt->ext +
+					sizeof(struct sroce_aeth));
+			u64 orig = be64_to_cpu(ack->orig);
+
+			sroce_mr_copy(s[0].mr, s[0].addr, &orig, 8, true);
+		}
+	}
+	qp->comp.psn = sroce_psn_add(pkt->psn, 1);
+	if (last)
+		wqe->state = SROCE_WQE_DONE;
+	qp->comp.retry = qp->attr.retry_cnt;
+	qp->comp.rnr_retry = qp->attr.rnr_retry;
+	qp->comp.progress = jiffies;
+}
+
+/* RNR NAK timer values in microseconds, IBA 9.7.5.2.8 table 45. */
+static const u32 sroce_rnr_usecs[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			   u8 syndrome)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_send_wqe *wqe;
+
+	/* A NAK acknowledges everything before its PSN. */
+	sroce_comp_ack(qp, sroce_psn_add(pkt->psn, SROCE_PSN_MASK));
+	wqe = sroce_comp_wqe(qp, pkt->psn);
+
+	if ((syndrome & SROCE_AETH_TYPE_MASK) == SROCE_AETH_RNR_NAK) {
+		sroce_count(sdev, SROCE_CNT_RNR_NAK_RCVD);
+		if (!wqe)
+			return;
+		if (!qp->comp.rnr_retry) {
+			wqe->status = IB_WC_RNR_RETRY_EXC_ERR;
+			wqe->state = SROCE_WQE_DONE;
+			return;
+		}
+		if (qp->comp.rnr_retry != 7)
+			qp->comp.rnr_retry--;
+		qp->comp.psn = pkt->psn;
+		qp->comp.rnr_wait = true;
+		sroce_req_rewind(qp);
+		if (!qp->dead)
+			mod_timer(&qp->rnr_timer, jiffies +
+				  usecs_to_jiffies(sroce_rnr_usecs[syndrome &
+								   0x1f]));
+		return;
+	}
+	switch (syndrome & 0x1f) {
+	case SROCE_NAK_PSN_SEQ:
+		sroce_count(sdev, SROCE_CNT_SEQ_NAK_RCVD);
+		if (sroce_psn_diff(pkt->psn, qp->comp.psn) < 0)
+			return;
+		qp->comp.psn = pkt->psn;
+		sroce_req_rewind(qp);
+		return;
+	case SROCE_NAK_INV_REQ:
+		if (wqe)
+			wqe->status = IB_WC_REM_INV_REQ_ERR;
+		break;
+	case SROCE_NAK_REM_ACCESS:
+		if (wqe)
+			wqe->status = IB_WC_REM_ACCESS_ERR;
+		break;
+	default:
+		if (wqe)
+			wqe->status = IB_WC_REM_OP_ERR;
+		break;
+	}
+	if (wqe)
+		wqe->state = SROCE_WQE_DONE;
+}
+
+/**
+ * sroce_comp_rcv - handle a response packet of an RC QP
+ * @qp: the QP (the packet holds a reference)
+ * @pkt: the response: ACK/NAK, read response or atomic ACK
+ */
+void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_send_wqe *wqe;
+	u8 syndrome = 0;
+
+	spin_lock_bh(&qp->lock);
+	if (qp->ibqp.qp_type != IB_QPT_RC || qp->state < IB_QPS_RTS ||
+	    qp->state == IB_QPS_ERR)
+		goto out;
+	/* Nothing we did not send can be acknowledged (IBA 9.7.5.1.3). */
+	if (sroce_psn_diff(pkt->psn, qp->req.psn) >= 0 ||
+	    sroce_psn_diff(pkt->psn, qp->comp.psn) < -SROCE_PSN_WINDOW) {
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DUP);
+		goto out;
+	}
+	if (pkt->info & SROCE_H_AETH)
+		syndrome = be32_to_cpu(((struct sroce_aeth *)pkt->ext)->smsn) >>
+			   24;
+	if ((syndrome & SROCE_AETH_TYPE_MASK) != SROCE_AETH_ACK) {
+		sroce_comp_nak(qp, pkt, syndrome);
+		goto run;
+	}
+	if ((pkt->opcode & 0x1f) == SROCE_ACK) {
+		sroce_comp_ack(qp, pkt->psn);
+		goto run;
+	}
+
+	/* Read response or atomic ACK: it acknowledges what came before. */
+	wqe = sroce_comp_wqe(qp, pkt->psn);
+	if (!wqe || !sroce_wqe_is_rd_op(wqe->opcode)) {
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DUP);
+		goto run;
+	}
+	sroce_comp_ack(qp, sroce_psn_add(wqe->first_psn, SROCE_PSN_MASK));
+	if (pkt->psn != qp->comp.psn) {
+		/* A gap or a duplicate; a gap means loss: ask again once. */
+		if (sroce_psn_diff(pkt->psn, qp->comp.psn) > 0 &&
+		    qp->comp.gap_psn != qp->comp.psn) {
+			qp->comp.gap_psn = qp->comp.psn;
+			sroce_count(to_sdev(qp->ibqp.device),
+				    SROCE_CNT_RX_OUT_OF_SEQ);
+			sroce_req_rewind(qp);
+		}
+		goto run;
+	}
+	sroce_comp_data(qp, pkt, wqe);
+run:
+	sroce_comp_run(qp);
+	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) {
+		if (sroce_req_run(qp, 16))
+			sroce_qp_kick(qp);
+	}
+out:
+	spin_unlock_bh(&qp->lock);
+	sroce_qp_deliver_events(qp);
+}
+
+static void sroce_retry_timer(struct timer_list *t)
+{
+	struct sroce_qp *qp = from_timer(qp, t, retry_timer);
+	unsigned long due;
+
+	spin_lock_bh(&qp->lock);
+	if (qp->dead || qp->state == IB_QPS_ERR ||
+	    qp->sq.head == qp->req.idx)
+		goto out;
+	due = qp->comp.progress + sroce_retry_jiffies(qp);
+	if (time_before(jiffies, due)) {
+		mod_timer(&qp->retry_timer, due);
+		goto out;
+	}
+	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RETRY_TIMEOUT);
+	if (!qp->comp.retry) {
+		struct sroce_send_wqe *wqe = sroce_sq_wqe(qp, qp->sq.head);
+
+		wqe->status = IB_WC_RETRY_EXC_ERR;
+		wqe->state = SROCE_WQE_DONE;
+		sroce_comp_run(qp);
+		goto out;
+	}
+	qp->comp.retry--;
+	qp->comp.gap_psn = U32_MAX;
+	sroce_req_rewind(qp);
+	qp->comp.progress = jiffies;
+	mod_timer(&qp->retry_timer, jiffies + sroce_retry_jiffies(qp));
+	sroce_qp_kick(qp);
+out:
+	spin_unlock_bh(&qp->lock);
+	sroce_qp_deliver_events(qp);
+}
+
+static void sroce_rnr_timer(struct timer_list *t)
+{
+	struct sroce_qp *qp = from_timer(qp, t, rnr_timer);
+
+	spin_lock_bh(&qp->lock);
+	qp->comp.rnr_wait = false;
+	qp->comp.progress = jiffies;
+	spin_unlock_bh(&qp->lock);
+	sroce_qp_kick(qp);
+}
+
+void sroce_comp_init(struct sroce_qp *qp)
+{
+	timer_setup(&qp->retry_timer, sroce_retry_timer, 0);
+	timer_setup(&qp->rnr_timer, sroce_rnr_timer, 0);
+}

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce data-path counters, per device, read by "rdma statistic show"
+ * (ib_core's hw_counters for port 1).  Drops are counted by reason so an
+ * operator can tell a bad peer (ICRC, headers) from a missing QP.
+ */
+#include "sroce.h"
+
+#define CREATE_TRACE_POINTS
+#include "trace.h"
+
+static const struct rdma_stat_desc sroce_counter_desc[SROCE_CNT_MAX] = {
+	[SROCE_CNT_TX_PKTS]		= { .name = "tx_packets" },
+	[SROCE_CNT_RX_PKTS]		= { .name = "rx_packets" },
+	[SROCE_CNT_TX_ERR]		= { .name = "tx_errors" },
+	[SROCE_CNT_RX_BAD_HDR]		= { .name = "rx_drop_bad_header" },
+	[SROCE_CNT_RX_BAD_ICRC]		= { .name = "rx_drop_bad_icrc" },
+	[SROCE_CNT_RX_NO_QP]		= { .name = "rx_drop_no_qp" },
+	[SROCE_CNT_RX_BAD_STATE]	= { .name = "rx_drop_qp_state" },
+	[SROCE_CNT_RX_DUP]		= { .name = "rx_duplicate" },
+	[SROCE_CNT_RX_OUT_OF_SEQ]	= { .name = "rx_out_of_sequence" },
+	[SROCE_CNT_RETRANS]		= { .name = "retransmits" },
+	[SROCE_CNT_RETRY_TIMEOUT]	= { .name = "retry_timeouts" },
+	[SROCE_CNT_RNR_NAK_SENT]	= { .name = "rnr_nak_sent" },
+	[SROCE_CNT_RNR_NAK_RCVD]	= { .name = "rnr_nak_received" },
+	[SROCE_CNT_SEQ_NAK_SENT]	= { .name = "seq_nak_sent" },
+	[SROCE_CNT_SEQ_NAK_RCVD]	= { .name = "seq_nak_received" },
+	[SROCE_CNT_ERR_NAK_SENT]	= { .name = "error_nak_sent" },
+	[SROCE_CNT_UD_DROP]		= { .name = "rx_drop_no_recv_wqe" },
+};
+
+struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port_num)
+{
+	return rdma_alloc_hw_stats_struct(sroce_counter_desc, SROCE_CNT_MAX,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+	int i;
+
+	for (i = 0; i < SROCE_CNT_MAX; i++)
+		stats->value[i] = atomic64_read(&sdev->stats.c[i]);
+	return SROCE_CNT_MAX;
+}

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * RoCEv2 wire format: the InfiniBand transport headers (IBA 9.2-9.3) as
+ * carried in UDP port 4791 (IBA annex A17).  Only byte layouts and the
+ * opcode table live here; building and parsing is in net.c.
+ */
+#ifndef SROCE_HDR_H
+#define SROCE_HDR_H
+
+#include <linux/types.h>
+#include <asm/byteorder.h>
+
+#define SROCE_UDP_PORT		4791	/* IANA, IBA A17.2.1 */
+#define SROCE_ICRC_LEN		4
+#define SROCE_DEFAULT_PKEY	0xffff
+#define SROCE_GSI_QKEY		0x80010000	/* IBA 13.5.3.1 (well known) */
+
+/* IBA 9.2: Base Transport Header, 12 bytes. */
+struct sroce_bth {
+	u8 opcode;
+	u8 flags;		/* SE:1 M:1 PadCnt:2 TVer:4 */
+	__be16 pkey;
+	__be32 qpn;		/* FECN:1 BECN:1 resv6, DestQP:24 */
+	__be32 apsn;		/* AckReq:1 resv7, PSN:24 */
+} __packed;
+
+#define SROCE_BTH_SE		0x80
+#define SROCE_BTH_MIG		0x40
+#define SROCE_BTH_PAD_SHIFT	4
+#define SROCE_BTH_PAD_MASK	0x30
+#define SROCE_BTH_TVER_MASK	0x0f
+#define SROCE_BTH_ACKREQ	0x80000000
+#define SROCE_QPN_MASK		0x00ffffff
+#define SROCE_PSN_MASK		0x00ffffff
+
+/* IBA 9.3.2: RDMA Extended Transport Header. */
+struct sroce_reth {
+	__be64 va;
+	__be32 rkey;
+	__be32 len;
+} __packed;
+
+/* IBA 9.3.3: ACK Extended Transport Header. */
+struct sroce_aeth {
+	__be32 smsn;		/* Syndrome:8 MSN:24 */
+} __packed;
+
+/* IBA 9.3.4: Atomic Extended Transport Header. */
+struct sroce_atmeth {
+	__be64 va;
+	__be32 rkey;
+	__be64 swap_add;
+	__be64 cmp;
+} __packed;
+
+/* IBA 9.3.5: Atomic Acknowledge Extended Transport Header. */
+struct sroce_atmack {
+	__be64 orig;
+} __packed;
+
+/* IBA 9.3.1.2: Datagram Extended Transport Header. */
+struct sroce_deth {
+	__be32 qkey;
+	__be32 sqp;		/* resv8, SrcQP:24 */
+} __packed;
+
+/* Immediate data (IBA 9.3.6) and invalidate (IETH, 9.3.7): 4 bytes each. */
+
+/* AETH syndromes, IBA 9.7.5.2.1 table 41. */
+#define SROCE_AETH_TYPE_MASK	0xe0
+#define SROCE_AETH_ACK		0x00
+#define SROCE_AETH_RNR_NAK	0x20
+#define SROCE_AETH_NAK		0x60
+#define SROCE_AETH_CREDIT_NONE	0x1f	/* "invalid" credit count */
+#define SROCE_NAK_PSN_SEQ	0x00
+#define SROCE_NAK_INV_REQ	0x01
+#define SROCE_NAK_REM_ACCESS	0x02
+#define SROCE_NAK_REM_OP	0x03
+
+/* Opcodes, IBA 9.2.1 table 38: transport prefix | operation. */
+#define SROCE_OP_RC		0x00
+#define SROCE_OP_UC		0x20
+#define SROCE_OP_UD		0x60
+
+enum sroce_opcode {
+	SROCE_SEND_FIRST		= 0x00,
+	SROCE_SEND_MIDDLE		= 0x01,
+	SROCE_SEND_LAST			= 0x02,
+	SROCE_SEND_LAST_IMM		= 0x03,
+	SROCE_SEND_ONLY			= 0x04,
+	SROCE_SEND_ONLY_IMM		= 0x05,
+	SROCE_WRITE_FIRST		= 0x06,
+	SROCE_WRITE_MIDDLE		= 0x07,
+	SROCE_WRITE_LAST		= 0x08,
+	SROCE_WRITE_LAST_IMM		= 0x09,
+	SROCE_WRITE_ONLY		= 0x0a,
+	SROCE_WRITE_ONLY_IMM		= 0x0b,
+	SROCE_READ_REQ			= 0x0c,
+	SROCE_READ_RESP_FIRST		= 0x0d,
+	SROCE_READ_RESP_MIDDLE		= 0x0e,
+	SROCE_READ_RESP_LAST		= 0x0f,
+	SROCE_READ_RESP_ONLY		= 0x10,
+	SROCE_ACK			= 0x11,
+	SROCE_ATOMIC_ACK		= 0x12,
+	SROCE_CMP_SWAP			= 0x13,
+	SROCE_FETCH_ADD			= 0x14,
+	SROCE_SEND_LAST_INV		= 0x16,
+	SROCE_SEND_ONLY_INV		= 0x17,
+};
+
+/* What a packet of each operation carries (bits of sroce_op_info()). */
+#define SROCE_H_RETH	BIT(0)
+#define SROCE_H_AETH	BIT(1)
+#define SROCE_H_ATMETH	BIT(2)
+#define SROCE_H_ATMACK	BIT(3)
+#define SROCE_H_IMM	BIT(4)
+#define SROCE_H_IETH	BIT(5)
+#define SROCE_H_DETH	BIT(6)
+#define SROCE_F_PAYLOAD	BIT(8)	/* may carry payload */
+#define SROCE_F_FIRST	BIT(9)	/* first packet of a message */
+#define SROCE_F_LAST	BIT(10)	/* last packet of a message */
+#define SROCE_F_SEND	BIT(11)
+#define SROCE_F_WRITE	BIT(12)
+#define SROCE_F_READ	BIT(13)	/* read request */
+#define SROCE_F_ATOMIC	BIT(14)	/* atomic request */
+#define SROCE_F_RESP	BIT(15)	/* a response: ACK, read response, atomic ACK */
+#define SROCE_F_VALID	BIT(16)
+
+/**
+ * sroce_op_info - header and role bits of an operation
+ * @op: the low five bits of a BTH opcode (the operation)
+ *
+ * Return: SROCE_H_* | SROCE_F_* bits; 0 for a reserved operation.
+ */
+static inline u32 sroce_op_info(u8 op)
+{
+	static const u32 info[32] = {
+#define S(x) ((x) | SROCE_F_VALID)
+		[SROCE_SEND_FIRST] = S(SROCE_F_SEND | SROCE_F_PAYLOAD | SROCE_F_FIRST),
+		[SROCE_SEND_MIDDLE] = S(SROCE_F_SEND | SROCE_F_PAYLOAD),
+		[SROCE_SEND_LAST] = S(SROCE_F_SEND | SROCE_F_PAYLOAD | SROCE_F_LAST),
+		[SROCE_SEND_LAST_IMM] = S(SROCE_F_SEND | SROCE_F_PAYLOAD |
+					  SROCE_F_LAST | SROCE_H_IMM),
+		[SROCE_SEND_ONLY] = S(SROCE_F_SEND | SROCE_F_PAYLOAD |
+				      SROCE_F_FIRST | SROCE_F_LAST),
+		[SROCE_SEND_ONLY_IMM] = S(SROCE_F_SEND | SROCE_F_PAYLOAD |
+					  SROCE_F_FIRST | SROCE_F_LAST |
+					  SROCE_H_IMM),
+		[SROCE_WRITE_FIRST] = S(SROCE_F_WRITE | SROCE_F_PAYLOAD |
+					SROCE_F_FIRST | SROCE_H_RETH),
+		[SROCE_WRITE_MIDDLE] = S(SROCE_F_WRITE | SROCE_F_PAYLOAD),
+		[SROCE_WRITE_LAST] = S(SROCE_F_WRITE | SROCE_F_PAYLOAD |
+				       SROCE_F_LAST),
+		[SROCE_WRITE_LAST_IMM] = S(SROCE_F_WRITE | SROCE_F_PAYLOAD |
+					   SROCE_F_LAST | SROCE_H_IMM),
+		[SROCE_WRITE_ONLY] = S(SROCE_F_WRITE | SROCE_F_PAYLOAD |
+				       SROCE_F_FIRST | SROCE_F_LAST |
+				       SROCE_H_RETH),
+		[SROCE_WRITE_ONLY_IMM] = S(SROCE_F_WRITE | SROCE_F_PAYLOAD |
+					   SROCE_F_FIRST | SROCE_F_LAST |
+					   SROCE_H_RETH | SROCE_H_IMM),
+		[SROCE_READ_REQ] = S(SROCE_F_READ | SROCE_F_FIRST |
+				     SROCE_F_LAST | SROCE_H_RETH),
+		[SROCE_READ_RESP_FIRST] = S(SROCE_F_RESP | SROCE_F_PAYLOAD |
+					    SROCE_F_FIRST | SROCE_H_AETH),
+		[SROCE_READ_RESP_MIDDLE] = S(SROCE_F_RESP | SROCE_F_PAYLOAD),
+		[SROCE_READ_RESP_LAST] = S(SROCE_F_RESP | SROCE_F_PAYLOAD |
+					   SROCE_F_LAST | SROCE_H_AETH),
+		[SROCE_READ_RESP_ONLY] = S(SROCE_F_RESP | SROCE_F_PAYLOAD |
+					   SROCE_F_FIRST | SROCE_F_LAST |
+					   SROCE_H_AETH),
+		[SROCE_ACK] = S(SROCE_F_RESP | SROCE_F_FIRST | SROCE_F_LAST |
+				SROCE_H_AETH),
+		[SROCE_ATOMIC_ACK] = S(SROCE_F_RESP | SROCE_F_FIRST |
+				       SROCE_F_LAST | SROCE_H_AETH |
+				       SROCE_H_ATMACK),
+		[SROCE_CMP_SWAP] = S(SROCE_F_ATOMIC | SROCE_F_FIRST |
+				     SROCE_F_LAST | SROCE_H_ATMETH),
+		[SROCE_FETCH_ADD] = S(SROCE_F_ATOMIC | SROCE_F_FIRST |
+				      SROCE_F_LAST | SROCE_H_ATMETH),
+		[SROCE_SEND_LAST_INV] = S(SROCE_F_SEND | SROCE_F_PAYLOAD |
+					  SROCE_F_LAST | SROCE_H_IETH),
+		[SROCE_SEND_ONLY_INV] = S(SROCE_F_SEND | SROCE_F_PAYLOAD |
+					  SROCE_F_FIRST | SROCE_F_LAST |
+					  SROCE_H_IETH),
+#undef S
+	};
+
+	return info[op & 0x1f];
+}
+
+/* Bytes of extension headers that follow the BTH, in wire order. */
+static inline unsigned int sroce_ext_len(u32 info)
+{
+	return (info & SROCE_H_DETH ? sizeof(struct sroce_deth) : 0) +
+	       (info & SROCE_H_RETH ? sizeof(struct sroce_reth) : 0) +
+	       (info & SROCE_H_ATMETH ? sizeof(struct sroce_atmeth) : 0) +
+	       (info & SROCE_H_AETH ? sizeof(struct sroce_aeth) : 0) +
+	       (info & SROCE_H_ATMACK ? sizeof(struct sroce_atmack) : 0) +
+	       (info & (SROCE_H_IMM | SROCE_H_IETH) ? 4 : 0);
+}
+
+/*
+ * PSN arithmetic (IBA 9.7.1): PSNs are 24 bits and compared in a window of
+ * half the space.  sroce_psn_diff(a, b) > 0 means a is after b.
+ */
+static inline int sroce_psn_diff(u32 a, u32 b)
+{
+	return (int)((a - b) << 8) >> 8;
+}
+
+static inline u32 sroce_psn_add(u32 psn, u32 n)
+{
+	return (psn + n) & SROCE_PSN_MASK;
+}
+
+#endif /* SROCE_HDR_H */

@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce network layer: RoCEv2 packets in and out (IBA annex A17).
+ *
+ * Transmit builds IP/UDP(4791)/BTH/.../ICRC and hands it to the IP stack
+ * through the route to the destination GID, so neighbour resolution,
+ * netfilter, qdiscs and tc netem all apply.  A destination that is a local
+ * address routes through the loopback device and comes back through the
+ * same receive path as a packet from the wire (loopback, as rdma_rxe).
+ *
+ * Receive is a UDP tunnel socket on port 4791 (IPv4 and IPv6) in the
+ * initial network namespace: every packet is checked (headers, ICRC, QP,
+ * state) and dispatched to the responder (requests) or the completer
+ * (responses) of its QP, holding a reference on the QP for that time.
+ * Anything malformed is dropped and counted, never trusted.
+ */
+#include <linux/crc32.h>
+#include <linux/etherdevice.h>
+#include <linux/inetdevice.h>
+#include <net/addrconf.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
+#include <net/udp.h>
+#include <net/udp_tunnel.h>
+
+#include "sroce.h"
+#include "trace.h"
+
+static struct socket *sroce_sock4;
+static struct socket *sroce_sock6;
+
+/*
+ * ICRC (IBA A17.3.3 / 7.8.1): CRC-32 over the packet from the IP header
+ * to the end of the payload and pad, with the fields a router may change
+ * replaced by ones: IPv4 TOS, TTL and checksum; IPv6 traffic class, flow
+ * label and hop limit; the UDP checksum; and the BTH's FECN/BECN/resv6
+ * byte.  The RoCE LRH placeholder of 8 bytes of ones comes first: the
+ * seed below is the CRC of those 8 bytes.
+ */
+#define SROCE_ICRC_SEED	0xdebb20e3
+
+static u32 sroce_icrc(const void *nethdr, bool ipv4, const u8 *bth,
+		      u32 len)
+{
+	u8 ps[sizeof(struct ipv6hdr) + sizeof(struct udphdr) +
+	      sizeof(struct sroce_bth)];
+	u32 nlen = ipv4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
+	struct udphdr *uh;
+	u32 crc;
+
+	memcpy(ps, nethdr, nlen + sizeof(*uh));
+	if (ipv4) {
+		struct iphdr *ih = (struct iphdr *)ps;
+
+		ih->tos = 0xff;
+		ih->ttl = 0xff;
+		ih->check = htons(0xffff);
+	} else {
+		struct ipv6hdr *ih = (struct ipv6hdr *)ps;
+
+		ih->priority = 0xf;
+		memset(ih->flow_lbl, 0xff, sizeof(ih->flow_lbl));
+		ih->hop_limit = 0xff;
+	}
+	uh = (struct udphdr *)(ps + nlen);
+	uh->check = htons(0xffff);
+	memcpy(ps + nlen + sizeof(*uh), bth, sizeof(struct sroce_bth));
+	ps[nlen + sizeof(*uh) + 4] = 0xff;	/* FECN, BECN, resv6 */
+
+	crc = crc32_le(SROCE_ICRC_SEED, ps,
+		       nlen + sizeof(*uh) + sizeof(struct sroce_bth));
+	crc = crc32_le(crc, bth + sizeof(struct sroce_bth),
+		       len - sizeof(struct sroce_bth));
+	return ~crc;
+}
+
+/* The UDP source port: constant per QP, spread over QPs (IBA A17.2.2). */
+u16 sroce_src_port(u32 qpn)
+{
+	return 0xc000 | (hash_32(qpn, 14) & 0x3fff);
+}
+
+/**
+ * sroce_pkt_alloc - start a packet: BTH, room for extensions and payload
+ * @sdev: the device
+ * @pkt: filled: skb, hdr (the BTH), ext, payload
+ * @opcode: the BTH opcode
+ * @paylen: payload bytes
+ *
+ * The IP and UDP headers are added by sroce_xmit().
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int sroce_pkt_alloc(struct sroce_dev *sdev, struct sroce_pkt *pkt, u8 opcode,
+		    u32 paylen)
+{
+	u32 info = sroce_op_info(opcode);
+	u32 hlen, pad = -paylen & 3;
+	struct sk_buff *skb;
+
+	if ((opcode & 0xe0) == SROCE_OP_UD)
+		info |= SROCE_H_DETH;
+	hlen = sizeof(struct sroce_bth) + sroce_ext_len(info);
+	skb = alloc_skb(LL_MAX_HEADER + sizeof(struct ipv6hdr) +
+			sizeof(struct udphdr) + hlen + paylen + pad +
+			SROCE_ICRC_LEN, GFP_ATOMIC);
+	if (!skb)
+		return -ENOMEM;
+	skb_reserve(skb, LL_MAX_HEADER + sizeof(struct ipv6hdr) +
+		    sizeof(struct udphdr));
+	pkt->skb = skb;
+	pkt->hdr = skb_put_zero(skb, hlen + paylen + pad + SROCE_ICRC_LEN);
+	pkt->ext = pkt->hdr + sizeof(struct sroce_bth);
+	pkt->payload = pkt->hdr + hlen;
+	pkt->paylen = paylen;
+	pkt->opcode = opcode;
+	pkt->info = info;
+	pkt->pad = pad;
+	pkt->bth->opcode = opcode;
+	pkt->bth->flags = pad << SROCE_BTH_PAD_SHIFT;
+	pkt->bth->pkey = htons(SROCE_DEFAULT_PKEY);
+	return 0;
+}
+
+static struct dst_entry *sroce_route4(struct net_device *ndev,
+				      const struct sroce_av *av)
+{
+	struct flowi4 fl = {
+		.flowi4_oif = ndev->ifindex,
+		.flowi4_proto = IPPROTO_UDP,
+		.flowi4_tos = av->traffic_class & IPTOS_TOS_MASK,
+	};
+	struct rtable *rt;
+
+	memcpy(&fl.saddr, &av->sgid.raw[12], 4);
+	memcpy(&fl.daddr, &av->dgid.raw[12], 4);
+	rt = ip_route_output_key(dev_net(ndev), &fl);
+	return IS_ERR(rt) ? NULL : &rt->dst;
+}
+
+static struct dst_entry *sroce_route6(struct net_device *ndev,
+				      const struct sroce_av *av)
+{
+	struct flowi6 fl = {
+		.flowi6_oif = ndev->ifindex,
+		.flowi6_proto = IPPROTO_UDP,
+	};
+	struct dst_entry *dst;
+
+	if (!sroce_sock6)
+		return NULL;
+	memcpy(&fl.saddr, av->sgid.raw, 16);
+	memcpy(&fl.daddr, av->dgid.raw, 16);
+	dst = ipv6_stub->ipv6_dst_lookup_flow(dev_net(ndev), sroce_sock6->sk,
+					      &fl, NULL);
+	if (IS_ERR(dst))
+		return NULL;
+	if (dst->error) {
+		dst_release(dst);
+		return NULL;
+	}
+	return dst;
+}
+
+/**
+ * sroce_xmit - finish a packet and send it
+ * @sdev: the device
+ * @av: where to (RoCEv2 address vector)
+ * @src_port: the UDP source port
+ * @pkt: a packet from sroce_pkt_alloc(), headers filled in
+ *
+ * Adds UDP and IP headers, computes the ICRC and passes the packet to the
+ * IP stack.  The skb is consumed in every case.
+ *
+ * Return: 0, or a negative error (no route, dropped by the stack); the
+ * transport recovers a lost packet like one lost on the wire.
+ */
+int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
+	       u16 src_port, struct sroce_pkt *pkt)
+{
+	bool ipv4 = av->net_type == RDMA_NETWORK_IPV4;
+	struct sk_buff *skb = pkt->skb;
+	struct net_device *ndev = sdev->ndev;
+	struct dst_entry *dst;
+	struct udphdr *uh;
+	u32 len = skb->len;
+	int err;
+
+	dst = ipv4 ? sroce_route4(ndev, av) : sroce_route6(ndev, av);
+	if (!dst) {
+		kfree_skb(skb);
+		sroce_count(sdev, SROCE_CNT_TX_ERR);
+		return -EHOSTUNREACH;
+	}
+	skb_dst_set(skb, dst);
+	skb->dev = dst->dev;
+	skb->protocol = htons(ipv4 ? ETH_P_IP : ETH_P_IPV6);
+	skb->priority = av->sl;
+
+	uh = skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh->source = htons(src_port);
+	uh->dest = htons(SROCE_UDP_PORT);
+	uh->len = htons(skb->len);
+	/* Zero: the ICRC covers the packet (IBA A17.3.3). */
+	uh->check = 0;
+	skb->ip_summed = CHECKSUM_NONE;
+
+	if (ipv4) {
+		struct iphdr *ih = skb_push(skb, sizeof(*ih));
+
+		skb_reset_network_header(skb);
+		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+		ih->version = 4;
+		ih->ihl = 5;
+		ih->tos = av->traffic_class;
+		ih->tot_len = htons(skb->len);
+		ih->frag_off = htons(IP_DF);
+		ih->ttl = av->hop_limit ? av->hop_limit : 64;
+		ih->protocol = IPPROTO_UDP;
+		memcpy(&ih->saddr, &av->sgid.raw[12], 4);
+		memcpy(&ih->daddr, &av->dgid.raw[12], 4);
+		/* The ICRC covers the IP id: choose it now. */
+		__ip_select_ident(dev_net(ndev), ih, 1);
+	} else {
+		struct ipv6hdr *ih = skb_push(skb, sizeof(*ih));
+
+		skb_reset_network_header(skb);
+		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+		ip6_flow_hdr(ih, av->traffic_class,
+			     htonl(av->flow_label & IPV6_FLOWLABEL_MASK));
+		ih->payload_len = htons(skb->len - sizeof(*ih));
+		ih->nexthdr = IPPROTO_UDP;
+		ih->hop_limit = av->hop_limit ? av->hop_limit : 64;
+		memcpy(&ih->saddr, av->sgid.raw, 16);
+		memcpy(&ih->daddr, av->dgid.raw, 16);
+	}
+	put_unaligned_le32(sroce_icrc(skb_network_header(skb), ipv4, pkt->hdr,
+				      len - SROCE_ICRC_LEN),
+			   pkt->hdr + len - SROCE_ICRC_LEN);
+
+	trace_sroce_xmit(sdev, pkt);
+	if (ipv4)
+		err = ip_local_out(dev_net(ndev), sroce_sock4->sk, skb);
+	else
+		err = ip6_local_out(dev_net(ndev), sroce_sock6->sk, skb);
+	if (unlikely(net_xmit_eval(err))) {
+		sroce_count(sdev, SROCE_CNT_TX_ERR);
+		return -EAGAIN;
+	}
+	sroce_count(sdev, SROCE_CNT_TX_PKTS);
+	return 0;
+}
+
+/*
+ * The sroce device a packet is for: the one on the netdev it came in on,
+ * or, for looped-back packets, the one whose netdev owns the destination
+ * address.  Takes a reference on the ib_device (ib_device_put()).
+ */
+static struct sroce_dev *sroce_rcv_dev(struct sk_buff *skb, bool ipv4)
+{
+	struct net_device *ndev = skb->dev;
+	struct ib_device *ibdev;
+
+	if (ndev->flags & IFF_LOOPBACK) {
+		if (ipv4)
+			ndev = __ip_dev_find(dev_net(ndev), ip_hdr(skb)->daddr,
+					     false);
+		else
+			ndev = ipv6_dev_find(dev_net(ndev),
+					     &ipv6_hdr(skb)->daddr, NULL);
+		if (!ndev)
+			return NULL;
+	}
+	ibdev = ib_device_get_by_netdev(ndev, SROCE_DRIVER_ID);
+	return ibdev ? to_sdev(ibdev) : NULL;
+}
+
+/* Parse and check the transport headers (IBA 9.6.1 packet checks). */
+static int sroce_parse(struct sroce_pkt *pkt, u32 len)
+{
+	u8 tp = pkt->bth->opcode & 0xe0;
+	u32 hlen;
+
+	pkt->opcode = pkt->bth->opcode;
+	pkt->info = sroce_op_info(pkt->opcode);
+	if (!(pkt->info & SROCE_F_VALID))
+		return -EINVAL;
+	if (tp == SROCE_OP_UD) {
+		/* UD knows SEND_ONLY and SEND_ONLY_IMM only (IBA 9.2.1) */
+		if ((pkt->opcode & 0x1f) != SROCE_SEND_ONLY &&
+		    (pkt->opcode & 0x1f) != SROCE_SEND_ONLY_IMM)
+			return -EINVAL;
+		pkt->info |= SROCE_H_DETH;
+	} else if (tp == SROCE_OP_UC) {
+		if (!(pkt->info & (SROCE_F_SEND | SROCE_F_WRITE)) ||
+		    (pkt->info & SROCE_H_IETH))
+			return -EINVAL;
+	} else if (tp != SROCE_OP_RC) {
+		return -EINVAL;
+	}
+	if ((pkt->bth->flags & SROCE_BTH_TVER_MASK) != 0)
+		return -EINVAL;
+	pkt->pad = (pkt->bth->flags & SROCE_BTH_PAD_MASK) >>
+		   SROCE_BTH_PAD_SHIFT;
+	hlen = sizeof(struct sroce_bth) + sroce_ext_len(pkt->info);
+	if (len < hlen + pkt->pad + SROCE_ICRC_LEN)
+		return -EINVAL;
+	pkt->paylen = len - hlen - pkt->pad - SROCE_ICRC_LEN;
+	if (pkt->paylen && !(pkt->info & SROCE_F_PAYLOAD))
+		return -EINVAL;
+	pkt->ext = pkt->hdr + sizeof(struct sroce_bth);
+	pkt->payload = pkt->hdr + hlen;
+	pkt->qpn = be32_to_cpu(pkt->bth->qpn) & SROCE_QPN_MASK;
+	pkt->psn = be32_to_cpu(pkt->bth->apsn) & SROCE_PSN_MASK;
+	pkt->ackreq = !!(be32_to_cpu(pkt->bth->apsn) & SROCE_BTH_ACKREQ);
+	return 0;
+}
+
+/* Is a packet of this transport for this QP type (IBA 9.6.1.2)? */
+static bool sroce_qp_takes(struct sroce_qp *qp, u8 opcode)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		return (opcode & 0xe0) == SROCE_OP_RC;
+	case IB_QPT_UC:
+		return (opcode & 0xe0) == SROCE_OP_UC;
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		return (opcode & 0xe0) == SROCE_OP_UD;
+	default:
+		return false;
+	}
+}
+
+static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
+{
+	struct udphdr *uh = udp_hdr(skb);
+	struct sroce_pkt pkt = { .sdev = sdev, .skb = skb };
+	enum ib_qp_state state;
+	u32 len;
+
+	sroce_count(sdev, SROCE_CNT_RX_PKTS);
+	len = ntohs(uh->len);
+	if (len < sizeof(*uh) + sizeof(struct sroce_bth) + SROCE_ICRC_LEN ||
+	    len > skb->len - ((u8 *)uh - skb->data))
+		goto bad_hdr;
+	len -= sizeof(*uh);
+	pkt.hdr = (u8 *)(uh + 1);
+	if (sroce_parse(&pkt, len))
+		goto bad_hdr;
+	if (sroce_icrc(skb_network_header(skb), ipv4, pkt.hdr,
+		       len - SROCE_ICRC_LEN) !=
+	    get_unaligned_le32(pkt.hdr + len - SROCE_ICRC_LEN)) {
+		sroce_count(sdev, SROCE_CNT_RX_BAD_ICRC);
+		goto drop;
+	}
+	trace_sroce_rcv(sdev, &pkt);
+
+	pkt.ipv4 = ipv4;
+	if (ipv4) {
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr,
+				       (struct in6_addr *)&pkt.sgid);
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
+				       (struct in6_addr *)&pkt.dgid);
+	} else {
+		memcpy(&pkt.sgid, &ipv6_hdr(skb)->saddr, 16);
+		memcpy(&pkt.dgid, &ipv6_hdr(skb)->daddr, 16);
+	}
+	pkt.sport = ntohs(uh->source);
+
+	pkt.qp = sroce_qp_get(sdev, pkt.qpn);
+	if (!pkt.qp) {
+		sroce_count(sdev, SROCE_CNT_RX_NO_QP);
+		goto drop;
+	}
+	state = smp_load_acquire(&pkt.qp->state);
+	if (!sroce_qp_takes(pkt.qp, pkt.opcode) || state < IB_QPS_RTR ||
+	    state == IB_QPS_ERR) {
+		/* IBA 10.3.1: RESET and INIT QPs silently drop packets. */
+		sroce_count(sdev, SROCE_CNT_RX_BAD_STATE);
+		goto put;
+	}
+	if (pkt.info & SROCE_F_RESP)
+		sroce_comp_rcv(pkt.qp, &pkt);
+	else
+		sroce_resp_rcv(pkt.qp, &pkt);
+put:
+	sroce_qp_put(pkt.qp);
+	consume_skb(skb);
+	return;
+bad_hdr:
+	sroce_count(sdev, SROCE_CNT_RX_BAD_HDR);
+drop:
+	kfree_skb(skb);
+}
+
+static int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	bool ipv4 = ip_hdr(skb)->version == 4;
+	struct sroce_dev *sdev;
+
+	sdev = sroce_rcv_dev(skb, ipv4);
+	if (!sdev) {
+		kfree_skb(skb);
+		return 0;
+	}
+	if (skb_linearize(skb)) {
+		sroce_count(sdev, SROCE_CNT_RX_BAD_HDR);
+		kfree_skb(skb);
+	} else {
+		sroce_rcv(sdev, skb, ipv4);
+	}
+	ib_device_put(&sdev->ibdev);
+	return 0;
+}
+
+static struct socket *sroce_sock_create(bool ipv6)
+{
+	struct udp_tunnel_sock_cfg tcfg = {
+		.encap_type = 1,
+		.encap_rcv = sroce_encap_rcv,
+	};
+	struct udp_port_cfg cfg = {
+		.family = ipv6 ? AF_INET6 : AF_INET,
+		.ipv6_v6only = ipv6,
+		.local_udp_port = htons(SROCE_UDP_PORT),
+	};
+	struct socket *sock;
+	int err;
+
+	err = udp_sock_create(&init_net, &cfg, &sock);
+	if (err)
+		return ERR_PTR(err);
+	setup_udp_tunnel_sock(&init_net, sock, &tcfg);
+	return sock;
+}
+
+/**
+ * sroce_net_init - open the RoCEv2 UDP sockets
+ *
+ * Port 4791 is one per host: rdma_rxe, if loaded, holds it and we fail
+ * with -EADDRINUSE (the two stacks take turns, see the admin guide).
+ *
+ * Return: 0 or a negative error.
+ */
+int sroce_net_init(void)
+{
+	struct socket *sock;
+
+	sock = sroce_sock_create(false);
+	if (IS_ERR(sock)) {
+		pr_err("sroce: cannot bind UDP port %d (IPv4): %ld\n",
+		       SROCE_UDP_PORT, PTR_ERR(sock));
+		return PTR_ERR(sock);
+	}
+	sroce_sock4 = sock;
+	sock = sroce_sock_create(true);
+	if (IS_ERR(sock)) {
+		pr_err("sroce: cannot bind UDP port %d (IPv6): %ld\n",
+		       SROCE_UDP_PORT, PTR_ERR(sock));
+		udp_tunnel_sock_release(sroce_sock4);
+		sroce_sock4 = NULL;
+		return PTR_ERR(sock);
+	}
+	sroce_sock6 = sock;
+	return 0;
+}
+
+void sroce_net_exit(void)
+{
+	udp_tunnel_sock_release(sroce_sock6);
+	udp_tunnel_sock_release(sroce_sock4);
+	sroce_sock6 = NULL;
+	sroce_sock4 = NULL;
+}

@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce transport engine, requester: turns send WQEs into request packets
+ * (IBA 9.5, 9.7.3).  RC and UC messages are segmented by the path MTU and
+ * numbered with consecutive PSNs; UD messages are one packet.  For RC the
+ * requester keeps at most SROCE_MAX_UNACKED packets unacknowledged, at
+ * most max_rd_atomic reads and atomics outstanding (IBA 9.7.7.1), honours
+ * fences (IBA 10.8.3.3), and asks for an ACK at the end of every message
+ * and every SROCE_ACK_EVERY packets; the completer (comp.c) rewinds it
+ * for retransmission (go-back-N, IBA 9.7.6.1).
+ */
+#include <linux/uaccess.h>
+#include <asm/unaligned.h>
+
+#include "sroce.h"
+#include "trace.h"
+
+#define SROCE_MAX_UNACKED	128
+#define SROCE_ACK_EVERY		32
+#define SROCE_REQ_BUDGET	64
+
+static struct sroce_send_wqe *sroce_sq_wqe(struct sroce_qp *qp, u32 idx)
+{
+	return sroce_queue_slot(&qp->sq, idx);
+}
+
+/* Packets a WQE takes: one per MTU (at least one); reads: per response. */
+static u32 sroce_wqe_npkts(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
+{
+	switch (wqe->opcode) {
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return 1;
+	default:
+		return max_t(u32, 1, DIV_ROUND_UP(wqe->length, qp->mtu));
+	}
+}
+
+static bool sroce_wqe_is_local(const struct sroce_send_wqe *wqe)
+{
+	return wqe->opcode == IB_WR_REG_MR || wqe->opcode == IB_WR_LOCAL_INV;
+}
+
+/* The BTH opcode of the packet at @offset of @wqe (IBA 9.2.1 table 38). */
+static u8 sroce_req_opcode(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
+			   u32 offset, bool *last)
+{
+	bool first = offset == 0;
+	u8 tp, op;
+
+	*last = wqe->length - offset <= qp->mtu;
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_UC:
+		tp = SROCE_OP_UC;
+		break;
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		*last = true;
+		return SROCE_OP_UD | (wqe->opcode == IB_WR_SEND_WITH_IMM ?
+				      SROCE_SEND_ONLY_IMM : SROCE_SEND_ONLY);
+	default:
+		tp = SROCE_OP_RC;
+	}
+
+	switch (wqe->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		if (first && *last)
+			op = SROCE_WRITE_ONLY;
+		else
+			op = first ? SROCE_WRITE_FIRST :
+			     *last ? SROCE_WRITE_LAST : SROCE_WRITE_MIDDLE;
+		if (*last && wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+			op++;	/* LAST_IMM / ONLY_IMM follow LAST / ONLY */
+		break;
+	case IB_WR_RDMA_READ:
+		*last = true;	/* one request packet */
+		op = SROCE_READ_REQ;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		*last = true;
+		op = SROCE_CMP_SWAP;
+		break;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		*last = true;
+		op = SROCE_FETCH_ADD;
+		break;
+	case IB_WR_SEND_WITH_INV:
+		if (*last)
+			op = first ? SROCE_SEND_ONLY_INV : SROCE_SEND_LAST_INV;
+		else
+			op = first ? SROCE_SEND_FIRST : SROCE_SEND_MIDDLE;
+		break;
+	default:	/* IB_WR_SEND, IB_WR_SEND_WITH_IMM */
+		if (first && *last)
+			op = SROCE_SEND_ONLY;
+		else
+			op = first ? SROCE_SEND_FIRST :
+			     *last ? SROCE_SEND_LAST : SROCE_SEND_MIDDLE;
+		if (*last && wqe->opcode == IB_WR_SEND_WITH_IMM)
+			op++;
+	}
+	return tp | op;
+}
+
+/* Copy @len bytes of the message of @wqe from @offset (gather). */
+static void sroce_wqe_gather(struct sroce_send_wqe *wqe, u32 offset,
+			     void *buf, u32 len)
+{
+	u32 i;
+
+	if (wqe->send_flags & IB_SEND_INLINE) {
+		memcpy(buf, (u8 *)wqe->sge + offset, len);
+		return;
+	}
+	for (i = 0; i < wqe->num_sge && len; i++) {
+		struct sroce_sge *sge = &wqe->sge[i];
+		u32 n;
+
+		if (offset >= sge->length) {
+			offset -= sge->length;
+			continue;
+		}
+		n = min(len, sge->length - offset);
+		sroce_mr_copy(sge->mr, sge->addr + offset, buf, n, false);
+		buf += n;
+		len -= n;
+		offset = 0;
+	}
+}
+
+/* Copy @len bytes into the message of a read WQE at @offset (scatter). */
+void sroce_wqe_scatter(struct sroce_send_wqe *wqe, u32 offset,
+		       const void *buf, u32 len)
+{
+	u32 i;
+
+	for (i = 0; i < wqe->num_sge && len; i++) {
+		struct sroce_sge *sge = &wqe->sge[i];
+		u32 n;
+
+		if (offset >= sge->length) {
+			offset -= sge->length;
+			continue;
+		}
+		n = min(len, sge->length - offset);
+		sroce_mr_copy(sge->mr, sge->addr + offset, (void *)buf, n,
+			      true);
+		buf += n;
+		len -= n;
+		offset = 0;
+	}
+}
+
+/* Send the packet at (req.psn, req.offset) of @wqe; advance the requester. */
+static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_req *req = &qp->req;
+	struct sroce_pkt pkt;
+	const struct sroce_av *av = &qp->av;
+	u32 offset = req->offset, paylen = 0, npkts = 1, dqpn;
+	bool last, ackreq;
+	u8 *ext;
+	u8 opcode;
+	int err;
+
+	opcode = sroce_req_opcode(qp, wqe, offset, &last);
+	if (sroce_op_info(opcode) & SROCE_F_PAYLOAD)
+		paylen = min(wqe->length - offset, qp->mtu);
+	err = sroce_pkt_alloc(sdev, &pkt, opcode, paylen);
+	if (err)
+		return err;
+
+	dqpn = qp->attr.dest_qp_num;
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
+		av = &wqe->av;
+		dqpn = wqe->remote_qpn;
+	}
+	if (opcode == SROCE_READ_REQ)
+		npkts = max_t(u32, 1, DIV_ROUND_UP(wqe->length - wqe->done,
+						   qp->mtu));
+	req->noack++;
+	ackreq = qp->ibqp.qp_type == IB_QPT_RC &&
+		 (last || req->noack >= SROCE_ACK_EVERY ||
+		  sroce_psn_diff(req->psn, qp->comp.psn) + 1 >=
+		  SROCE_MAX_UNACKED);
+	if (ackreq)
+		req->noack = 0;
+	if (last && (wqe->send_flags & IB_SEND_SOLICITED) &&
+	    (wqe->opcode == IB_WR_SEND || wqe->opcode == IB_WR_SEND_WITH_IMM ||
+	     wqe->opcode == IB_WR_SEND_WITH_INV ||
+	     wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM))
+		pkt.bth->flags |= SROCE_BTH_SE;
+	pkt.bth->qpn = cpu_to_be32(dqpn & SROCE_QPN_MASK);
+	pkt.bth->apsn = cpu_to_be32(req->psn | (ackreq ? SROCE_BTH_ACKREQ : 0));
+
+	ext = pkt.ext;
+	if (pkt.info & SROCE_H_DETH) {
+		struct sroce_deth *deth = (void *)ext;
+		/* IBA 10.2.5: a Q_Key with the high bit set means the QP's. */
+		u32 qkey = wqe->remote_qkey & 0x80000000 ? qp->attr.qkey :
+							   wqe->remote_qkey;
+
+		deth->qkey = cpu_to_be32(qkey);
+		deth->sqp = cpu_to_be32(qp->ibqp.qp_num & SROCE_QPN_MASK);
+		ext += sizeof(*deth);
+	}
+	if (pkt.info & SROCE_H_RETH) {
+		struct sroce_reth *reth = (void *)ext;
+
+		/* A re-issued read asks for the part not yet received. */
+		reth->va = cpu_to_be64(wqe->remote_addr + wqe->done);
+		reth->rkey = cpu_to_be32(wqe->rkey);
+		reth->len = cpu_to_be32(wqe->length - wqe->done);
+		ext += sizeof(*reth);
+	}
+	if (pkt.info & SROCE_H_ATMETH) {
+		struct sroce_atmeth *a = (void *)ext;
+
+		a->va = cpu_to_be64(wqe->remote_addr);
+		a->rkey = cpu_to_be32(wqe->rkey);
+		if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP) {
+			a->swap_add = cpu_to_be64(wqe->swap);
+			a->cmp = cpu_to_be64(wqe->compare_add);
+		} else {
+			a->swap_add = cpu_to_be64(wqe->compare_add);
+		}
+		ext += sizeof(*a);
+	}
+	if (pkt.info & SROCE_H_IMM)
+		memcpy(ext, &wqe->ex, 4);	/* already big endian */
+	if (pkt.info & SROCE_H_IETH)
+		put_unaligned_be32(wqe->ex, ext);
+	if (paylen)
+		sroce_wqe_gather(wqe, offset, pkt.payload, paylen);
+
+	/* The send may fail; the packet then counts as lost on the wire. */
+	sroce_xmit(sdev, av, qp->src_port, &pkt);
+
+	req->psn = sroce_psn_add(req->psn, npkts);
+	if (opcode == SROCE_READ_REQ) {
+		/* The read's PSNs end where its responses end. */
+		req->offset = wqe->length;
+	} else {
+		req->offset += paylen;
+	}
+	if (last) {
+		req->idx++;
+		req->offset = 0;
+		if (qp->ibqp.qp_type != IB_QPT_RC)
+			wqe->state = SROCE_WQE_DONE;	/* nothing to wait for */
+	}
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		sroce_comp_arm(qp);
+	return 0;
+}
+
+/*
+ * Start a WQE: local operations run here, at their place in the SQ; the
+ * first transmission of the others is numbered.  Returns false when the
+ * WQE must wait (fence, read/atomic credits).
+ */
+static bool sroce_req_start(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
+{
+	u32 i;
+
+	if (sroce_wqe_is_local(wqe)) {
+		wqe->status = sroce_local_op(qp, wqe);
+		wqe->state = SROCE_WQE_DONE;
+		return true;
+	}
+	if ((wqe->send_flags & IB_SEND_FENCE) && qp->req.rd_inflight)
+		return false;
+	if (sroce_wqe_is_rd_op(wqe->opcode)) {
+		if (qp->req.rd_inflight >= max_t(u32, qp->attr.max_rd_atomic, 1))
+			return false;
+		qp->req.rd_inflight++;
+		wqe->rd_counted = true;
+	}
+	for (i = 0; i < wqe->num_sge; i++) {
+		if (!(wqe->send_flags & IB_SEND_INLINE) &&
+		    wqe->sge[i].length && !wqe->sge[i].mr) {
+			wqe->status = IB_WC_LOC_PROT_ERR;
+			wqe->state = SROCE_WQE_DONE;
+			return true;
+		}
+	}
+	if ((qp->ibqp.qp_type == IB_QPT_UD ||
+	     qp->ibqp.qp_type == IB_QPT_GSI) && wqe->length > qp->mtu) {
+		wqe->status = IB_WC_LOC_LEN_ERR;	/* IBA 9.8.3.1 */
+		wqe->state = SROCE_WQE_DONE;
+		return true;
+	}
+	wqe->first_psn = qp->req.psn;
+	wqe->npkts = sroce_wqe_npkts(qp, wqe);
+	wqe->done = 0;
+	wqe->state = SROCE_WQE_PENDING;
+	qp->req.offset = 0;
+	return true;
+}
+
+/**
+ * sroce_req_run - send what the SQ, the window and the budget allow
+ * @qp: the QP, with qp->lock held
+ * @budget: packets at most
+ *
+ * Return: true if work is left that the budget stopped.
+ */
+bool sroce_req_run(struct sroce_qp *qp, int budget)
+{
+	struct sroce_req *req = &qp->req;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool completed = false;
+
+	lockdep_assert_held(&qp->lock);
+	while (budget > 0) {
+		struct sroce_send_wqe *wqe;
+		enum ib_qp_state state = qp->state;
+
+		if (state != IB_QPS_RTS && state != IB_QPS_SQD)
+			break;
+		if (qp->comp.rnr_wait)
+			break;
+		if (req->idx == smp_load_acquire(&qp->sq.tail))
+			break;
+		wqe = sroce_sq_wqe(qp, req->idx);
+		if (wqe->state == SROCE_WQE_POSTED) {
+			/* IBA 11.6.3.1: an SQD QP starts no new WQE. */
+			if (state == IB_QPS_SQD)
+				break;
+			if (!sroce_req_start(qp, wqe))
+				break;
+		}
+		if (wqe->state == SROCE_WQE_DONE) {
+			req->idx++;
+			completed = true;
+			continue;
+		}
+		if (rc && sroce_psn_diff(req->psn, qp->comp.psn) >=
+			  SROCE_MAX_UNACKED)
+			break;
+		if (sroce_req_send_one(qp, wqe))
+			break;	/* no memory: the retry timer comes back */
+		if (wqe->state == SROCE_WQE_DONE)
+			completed = true;
+		budget--;
+	}
+	if (completed)
+		sroce_comp_run(qp);
+	return budget <= 0;
+}
+
+/**
+ * sroce_req_rewind - go back to the oldest unacknowledged PSN
+ * @qp: the QP, with qp->lock held
+ *
+ * Go-back-N (IBA 9.7.6.1): the requester resends from comp.psn.  A read
+ * resumes where its responses stopped (re-issued for the remaining part).
+ */
+void sroce_req_rewind(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	u32 idx;
+
+	for (idx = qp->sq.head; idx != req->idx; idx++) {
+		struct sroce_send_wqe *wqe = sroce_sq_wqe(qp, idx);
+
+		if (wqe->state != SROCE_WQE_PENDING)
+			continue;
+		req->idx = idx;
+		req->psn = qp->comp.psn;
+		if (wqe->opcode == IB_WR_RDMA_READ) {
+			req->offset = 0;
+			req->psn = sroce_psn_add(wqe->first_psn,
+						 wqe->done / qp->mtu);
+		} else {
+			req->offset = sroce_psn_diff(qp->comp.psn,
+						     wqe->first_psn) * qp->mtu;
+			if (sroce_psn_diff(qp->comp.psn, wqe->first_psn) < 0) {
+				req->offset = 0;
+				req->psn = wqe->first_psn;
+			}
+		}
+		req->noack = 0;
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RETRANS);
+		trace_sroce_retry(qp, req->psn);
+		return;
+	}
+}
+
+/* Run the send side of @qp from a context that may not (post_send). */
+void sroce_qp_kick(struct sroce_qp *qp)
+{
+	if (!READ_ONCE(qp->dead))
+		queue_work(sroce_wq, &qp->tx_work);
+}
+
+/* The deferred send side: read responses first, then requests. */
+void sroce_tx_work(struct work_struct *work)
+{
+	struct sroce_qp *qp = container_of(work, struct sroce_qp, tx_work);
+	bool more;
+
+	spin_lock_bh(&qp->lock);
+	more = sroce_resp_tx(qp, SROCE_REQ_BUDGET);
+	more |= sroce_req_run(qp, SROCE_REQ_BUDGET);
+	spin_unlock_bh(&qp->lock);
+	if (more)
+		sroce_qp_kick(qp);
+}
+
+static bool sroce_wr_ok(struct sroce_qp *qp, const struct ib_send_wr *wr)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		switch (wr->opcode) {
+		case IB_WR_SEND:
+		case IB_WR_SEND_WITH_IMM:
+		case IB_WR_SEND_WITH_INV:
+		case IB_WR_RDMA_WRITE:
+		case IB_WR_RDMA_WRITE_WITH_IMM:
+		case IB_WR_RDMA_READ:
+		case IB_WR_ATOMIC_CMP_AND_SWP:
+		case IB_WR_ATOMIC_FETCH_AND_ADD:
+		case IB_WR_LOCAL_INV:
+		case IB_WR_REG_MR:
+			return true;
+		default:
+			return false;
+		}
+	case IB_QPT_UC:
+		switch (wr->opcode) {
+		case IB_WR_SEND:
+		case IB_WR_SEND_WITH_IMM:
+		case IB_WR_RDMA_WRITE:
+		case IB_WR_RDMA_WRITE_WITH_IMM:
+		case IB_WR_LOCAL_INV:
+		case IB_WR_REG_MR:
+			return true;
+		default:
+			return false;
+		}
+	default:	/* UD, GSI */
+		return (wr->opcode == IB_WR_SEND ||
+			wr->opcode == IB_WR_SEND_WITH_IMM) && ud_wr(wr)->ah;
+	}
+}
+
+/*
+ * Inline data is copied at post time (IBA 10.8.3.1: the buffers may be
+ * reused once post_send returns).  A user QP's addresses are user
+ * addresses: they are copied into @buf before any lock is taken.
+ */
+static int sroce_inline_fetch(struct sroce_qp *qp, const struct ib_send_wr *wr,
+			      u8 *buf, u32 *len)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct ib_sge *sge = &wr->sg_list[i];
+
+		if (sge->length > qp->max_inline - n)
+			return -EINVAL;
+		if (qp->ibqp.uobject) {
+			if (copy_from_user(buf + n,
+					   u64_to_user_ptr(sge->addr),
+					   sge->length))
+				return -EFAULT;
+		} else {
+			memcpy(buf + n, (void *)(uintptr_t)sge->addr,
+			       sge->length);
+		}
+		n += sge->length;
+	}
+	*len = n;
+	return 0;
+}
+
+/* Fill a WQE from a WR; takes the references on the MRs its SGEs name. */
+static int sroce_wqe_fill(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
+			  const struct ib_send_wr *wr, const u8 *inl, u32 inl_len)
+{
+	int access = 0;
+	u64 len = 0;
+	u32 i;
+
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = wr->wr_id;
+	wqe->opcode = wr->opcode;
+	wqe->send_flags = wr->send_flags;
+	wqe->status = IB_WC_SUCCESS;
+	switch (wr->opcode) {
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		wqe->ex = (__force u32)wr->ex.imm_data;
+		break;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		wqe->ex = wr->ex.invalidate_rkey;
+		break;
+	default:
+		break;
+	}
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		wqe->remote_addr = rdma_wr(wr)->remote_addr;
+		wqe->rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		wqe->remote_addr = atomic_wr(wr)->remote_addr;
+		wqe->rkey = atomic_wr(wr)->rkey;
+		wqe->compare_add = atomic_wr(wr)->compare_add;
+		wqe->swap = atomic_wr(wr)->swap;
+		break;
+	case IB_WR_REG_MR:
+		wqe->reg_mr = to_smr(reg_wr(wr)->mr);
+		/* Held until the WR completes, like any MR a WR names. */
+		if (!kref_get_unless_zero(&wqe->reg_mr->elem.ref))
+			return -EINVAL;
+		wqe->reg_key = reg_wr(wr)->key;
+		wqe->reg_access = reg_wr(wr)->access;
+		return 0;
+	default:
+		break;
+	}
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
+		wqe->av = to_sah(ud_wr(wr)->ah)->av;
+		wqe->remote_qpn = ud_wr(wr)->remote_qpn;
+		wqe->remote_qkey = ud_wr(wr)->remote_qkey;
+	}
+	if (wr->send_flags & IB_SEND_INLINE) {
+		memcpy(wqe->sge, inl, inl_len);
+		wqe->length = inl_len;
+		return 0;
+	}
+	if (wr->opcode == IB_WR_RDMA_READ ||
+	    wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	    wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
+		access = IB_ACCESS_LOCAL_WRITE;
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct ib_sge *s = &wr->sg_list[i];
+		struct sroce_sge *sge = &wqe->sge[i];
+
+		sge->addr = s->addr;
+		sge->length = s->length;
+		sge->lkey = s->lkey;
+		/* A bad lkey is a completion error, not a post error. */
+		if (s->length)
+			sge->mr = sroce_mr_lookup(qp, s->lkey, false, access,
+						  s->addr, s->length);
+		len += s->length;
+	}
+	wqe->num_sge = wr->num_sge;
+	if (len > SROCE_MAX_MSG_SIZE) {
+		sroce_wqe_release(wqe);
+		return -EINVAL;
+	}
+	wqe->length = len;
+	if ((wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	     wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) && len != 8) {
+		sroce_wqe_release(wqe);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * sroce_post_send - queue send WRs and start the requester
+ * @ibqp: the QP
+ * @wr: the first WR
+ * @bad_wr: set to the first WR not queued
+ *
+ * Return: 0, -EINVAL (QP state, opcode, SGEs, inline size), -ENOMEM (SQ
+ * full) or -EFAULT (user inline data).
+ */
+int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	/* Pairs with modify_qp's release: the attributes are visible. */
+	enum ib_qp_state state = smp_load_acquire(&qp->state);
+	u8 inl[SROCE_MAX_INLINE];
+	unsigned long flags;
+	int err = 0;
+
+	/* IBA 10.8.2: posting to a SQ that is not yet RTS is an error. */
+	if (state < IB_QPS_RTS) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	if (state == IB_QPS_ERR) {
+		for (; wr; wr = wr->next)
+			sroce_flush_wr(qp, ibqp->send_cq, wr->wr_id, false);
+		return 0;
+	}
+	for (; wr; wr = wr->next) {
+		u32 inl_len = 0;
+
+		if (!sroce_wr_ok(qp, wr) || wr->num_sge > qp->sq.max_sge) {
+			err = -EINVAL;
+			break;
+		}
+		if (wr->send_flags & IB_SEND_INLINE) {
+			err = sroce_inline_fetch(qp, wr, inl, &inl_len);
+			if (err)
+				break;
+		}
+		spin_lock_irqsave(&qp->sq.lock, flags);
+		if (qp->sq.tail - qp->sq.head == qp->sq.size) {
+			err = -ENOMEM;
+		} else {
+			err = sroce_wqe_fill(qp, sroce_sq_wqe(qp, qp->sq.tail),
+					     wr, inl, inl_len);
+			if (!err)	/* the requester reads the slot after */
+				smp_store_release(&qp->sq.tail,
+						  qp->sq.tail + 1);
+		}
+		spin_unlock_irqrestore(&qp->sq.lock, flags);
+		if (err)
+			break;
+	}
+	if (err)
+		*bad_wr = wr;
+
+	/*
+	 * Run the requester here when we can: not from interrupts, and not
+	 * when this CPU already runs the QP's engine (a completion handler
+	 * that posts again).
+	 */
+	if (in_task() && !irqs_disabled() && spin_trylock_bh(&qp->lock)) {
+		bool more = sroce_req_run(qp, SROCE_REQ_BUDGET);
+
+		spin_unlock_bh(&qp->lock);
+		if (more)
+			sroce_qp_kick(qp);
+	} else {
+		sroce_qp_kick(qp);
+	}
+	return err;
+}

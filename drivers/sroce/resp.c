@@ -1,0 +1,678 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce transport engine, responder: executes request packets (IBA 9.7.4,
+ * 9.7.5) and sends the responses.
+ *
+ *  - Requests are executed in PSN order.  A PSN ahead of the expected one
+ *    is a sequence error: one NAK until the expected PSN arrives (9.7.5.1.2).
+ *    A PSN behind it is a duplicate (9.7.5.1.3): SEND/WRITE are not executed
+ *    again but ACKed, reads are answered again from the duplicate's RETH,
+ *    atomics are answered from the replay cache and never executed twice.
+ *  - A SEND without a receive WQE gets an RNR NAK with the QP's
+ *    min_rnr_timer (9.7.5.2.8); bad keys and rights a remote access NAK,
+ *    malformed requests an invalid request NAK; both put the QP in Error.
+ *  - Reads and atomics are queued as responder resources, answered in
+ *    order; an ACK never overtakes a read response (PSN order).
+ *  - UD: Q_Key check (10.2.5), the 40-byte GRH area in front of the data
+ *    (IB_WC_GRH), source QP and network header type in the completion.
+ */
+#include <linux/etherdevice.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+
+#include "sroce.h"
+#include "trace.h"
+
+#define SROCE_RESP_BUDGET	16
+
+/* Send an ACK, RNR NAK or NAK for @psn (IBA 9.7.5.2.1). */
+static void sroce_resp_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_aeth *aeth;
+	struct sroce_pkt pkt;
+
+	if (sroce_pkt_alloc(sdev, &pkt, SROCE_OP_RC | SROCE_ACK, 0))
+		return;
+	pkt.bth->qpn = cpu_to_be32(qp->attr.dest_qp_num & SROCE_QPN_MASK);
+	pkt.bth->apsn = cpu_to_be32(psn & SROCE_PSN_MASK);
+	aeth = (void *)pkt.ext;
+	aeth->smsn = cpu_to_be32(syndrome << 24 |
+				 (qp->resp.msn & SROCE_PSN_MASK));
+	sroce_xmit(sdev, &qp->av, qp->src_port, &pkt);
+}
+
+static void sroce_resp_nak(struct sroce_qp *qp, u32 psn, u8 code)
+{
+	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_ERR_NAK_SENT);
+	sroce_resp_ack(qp, psn, SROCE_AETH_NAK | code);
+}
+
+/*
+ * A class C/D error at the responder of an RC QP: NAK, then the QP enters
+ * the Error state (IBA 9.9.3.1.3, 10.3.1).
+ */
+static void sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 code)
+{
+	sroce_resp_nak(qp, psn, code);
+	sroce_qp_error(qp);
+}
+
+/* Take the next receive WQE of the QP or of its SRQ into resp.wqe. */
+static bool sroce_resp_get_wqe(struct sroce_qp *qp)
+{
+	struct sroce_srq *srq = qp->ibqp.srq ? to_ssrq(qp->ibqp.srq) : NULL;
+	struct sroce_queue *q = srq ? &srq->rq : &qp->rq;
+	struct sroce_recv_wqe *wqe;
+	bool limit = false;
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->lock, flags);
+	if (q->head == q->tail) {
+		spin_unlock_irqrestore(&q->lock, flags);
+		return false;
+	}
+	wqe = sroce_queue_slot(q, q->head);
+	memcpy(qp->resp.wqe, wqe, sizeof(*wqe) +
+	       wqe->num_sge * sizeof(struct ib_sge));
+	q->head++;
+	/* IBA 10.2.9.3: the limit event fires once, then is disarmed. */
+	if (srq && srq->limit && q->tail - q->head < srq->limit) {
+		srq->limit = 0;
+		limit = true;
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+	qp->resp.have_wqe = true;
+	qp->resp.offset = 0;
+	if (limit && srq->ibsrq.event_handler) {
+		struct ib_event ev = {
+			.device = srq->ibsrq.device,
+			.element.srq = &srq->ibsrq,
+			.event = IB_EVENT_SRQ_LIMIT_REACHED,
+		};
+
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+	}
+	return true;
+}
+
+static void sroce_resp_complete(struct sroce_qp *qp, struct ib_wc *wc,
+				bool solicited)
+{
+	wc->wr_id = qp->resp.wqe->wr_id;
+	wc->qp = &qp->ibqp;
+	qp->resp.have_wqe = false;
+	trace_sroce_complete(qp, wc);
+	sroce_cq_complete(to_scq(qp->ibqp.recv_cq), wc, solicited);
+}
+
+/* A receive WQE that ends in error, then the QP (IBA 10.3.1). */
+static void sroce_resp_wqe_error(struct sroce_qp *qp, enum ib_wc_status st)
+{
+	struct ib_wc wc = { .status = st, .opcode = IB_WC_RECV };
+
+	if (qp->resp.have_wqe)
+		sroce_resp_complete(qp, &wc, false);
+}
+
+static void sroce_resp_drop_write(struct sroce_qp *qp)
+{
+	if (qp->resp.mr)
+		sroce_mr_put(qp->resp.mr);
+	qp->resp.mr = NULL;
+}
+
+/**
+ * sroce_resp_reset - forget the responder's state
+ * @qp: the QP, with qp->lock held (RESET or Error)
+ */
+void sroce_resp_reset(struct sroce_qp *qp)
+{
+	u32 i;
+
+	sroce_resp_drop_write(qp);
+	for (i = 0; i < SROCE_RD_RES; i++) {
+		if (qp->resp.rd[i].mr)
+			sroce_mr_put(qp->resp.rd[i].mr);
+		qp->resp.rd[i].mr = NULL;
+	}
+	qp->resp.rd_next = qp->resp.rd_tail;
+	qp->resp.have_wqe = false;
+	qp->resp.cur = 0;
+}
+
+/* Bytes per response packet; the last one carries the rest. */
+static u32 sroce_rd_npkts(struct sroce_qp *qp, u32 len)
+{
+	return max_t(u32, 1, DIV_ROUND_UP(len, qp->mtu));
+}
+
+/**
+ * sroce_resp_tx - send queued read responses and atomic ACKs
+ * @qp: the QP, with qp->lock held
+ * @budget: packets at most
+ *
+ * Return: true if responses are left that the budget stopped.
+ */
+bool sroce_resp_tx(struct sroce_qp *qp, int budget)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_resp *resp = &qp->resp;
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR)
+		return false;
+	while (resp->rd_next != resp->rd_tail) {
+		struct sroce_rd_res *res = &resp->rd[resp->rd_next %
+						     SROCE_RD_RES];
+		struct sroce_pkt pkt;
+		u32 off, paylen = 0;
+		u8 op;
+
+		if (res->sent == res->npkts) {
+			if (res->mr)
+				sroce_mr_put(res->mr);
+			res->mr = NULL;
+			resp->rd_next++;
+			continue;
+		}
+		if (budget-- <= 0)
+			return true;
+		if (res->op == SROCE_READ_REQ) {
+			bool first = res->sent == 0;
+			bool last = res->sent == res->npkts - 1;
+
+			op = first && last ? SROCE_READ_RESP_ONLY :
+			     first ? SROCE_READ_RESP_FIRST :
+			     last ? SROCE_READ_RESP_LAST :
+			     SROCE_READ_RESP_MIDDLE;
+			off = res->sent * qp->mtu;
+			paylen = min(res->len - off, qp->mtu);
+		} else {
+			op = SROCE_ATOMIC_ACK;
+			off = 0;
+		}
+		if (sroce_pkt_alloc(sdev, &pkt, SROCE_OP_RC | op, paylen))
+			return true;	/* retried from the work item */
+		pkt.bth->qpn = cpu_to_be32(qp->attr.dest_qp_num &
+					   SROCE_QPN_MASK);
+		pkt.bth->apsn = cpu_to_be32(sroce_psn_add(res->psn,
+							  res->sent));
+		if (pkt.info & SROCE_H_AETH) {
+			struct sroce_aeth *aeth = (void *)pkt.ext;
+
+			aeth->smsn = cpu_to_be32(SROCE_AETH_CREDIT_NONE << 24 |
+						 (resp->msn & SROCE_PSN_MASK));
+		}
+		if (op == SROCE_ATOMIC_ACK) {
+			struct sroce_atmack *a = (void *)(pkt.ext +
+						sizeof(struct sroce_aeth));
+
+			a->orig = cpu_to_be64(res->orig);
+		}
+		if (paylen)
+			sroce_mr_copy(res->mr, res->va + off, pkt.payload,
+				      paylen, false);
+		sroce_xmit(sdev, &qp->av, qp->src_port, &pkt);
+		res->sent++;
+	}
+	if (resp->ack_pending) {
+		resp->ack_pending = false;
+		sroce_resp_ack(qp, sroce_psn_add(resp->epsn, SROCE_PSN_MASK),
+			       SROCE_AETH_CREDIT_NONE);
+	}
+	return false;
+}
+
+/* Queue a read or atomic response; false when the resources are used up. */
+static struct sroce_rd_res *sroce_rd_alloc(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_rd_res *res;
+
+	if (resp->rd_tail - resp->rd_next >= SROCE_RD_RES)
+		return NULL;
+	res = &resp->rd[resp->rd_tail % SROCE_RD_RES];
+	if (res->mr)
+		sroce_mr_put(res->mr);
+	memset(res, 0, sizeof(*res));
+	resp->rd_tail++;
+	return res;
+}
+
+static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_reth *reth = (void *)pkt->ext;
+	u64 va = be64_to_cpu(reth->va);
+	u32 len = be32_to_cpu(reth->len);
+	struct sroce_rd_res *res;
+	struct sroce_mr *mr = NULL;
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ) ||
+	    len > SROCE_MAX_MSG_SIZE) {
+		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
+		return;
+	}
+	if (len) {
+		mr = sroce_mr_lookup(qp, be32_to_cpu(reth->rkey), true,
+				     IB_ACCESS_REMOTE_READ, va, len);
+		if (!mr) {
+			sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_REM_ACCESS);
+			return;
+		}
+	}
+	res = sroce_rd_alloc(qp);
+	if (!res) {
+		if (mr)
+			sroce_mr_put(mr);
+		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
+		return;
+	}
+	res->op = SROCE_READ_REQ;
+	res->psn = pkt->psn;
+	res->npkts = sroce_rd_npkts(qp, len);
+	res->va = va;
+	res->len = len;
+	res->mr = mr;
+}
+
+static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_atmeth *a = (void *)pkt->ext;
+	u64 va = be64_to_cpu(a->va);
+	struct sroce_rd_res *res;
+	struct sroce_mr *mr;
+	u64 *p;
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC) ||
+	    (va & 7)) {
+		/* IBA 9.4.5: atomics are 8 bytes, naturally aligned. */
+		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
+		return;
+	}
+	mr = sroce_mr_lookup(qp, be32_to_cpu(a->rkey), true,
+			     IB_ACCESS_REMOTE_ATOMIC, va, 8);
+	if (!mr) {
+		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_REM_ACCESS);
+		return;
+	}
+	res = sroce_rd_alloc(qp);
+	if (!res) {
+		sroce_mr_put(mr);
+		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
+		return;
+	}
+	/* Atomic with respect to the CPUs and every other QP (IBA 10.7.2). */
+	p = sroce_mr_atomic_addr(mr, va);
+	if ((pkt->opcode & 0x1f) == SROCE_CMP_SWAP)
+		res->orig = cmpxchg64(p, be64_to_cpu(a->cmp),
+				      be64_to_cpu(a->swap_add));
+	else
+		res->orig = atomic64_fetch_add(be64_to_cpu(a->swap_add),
+					       (atomic64_t *)p);
+	sroce_mr_put(mr);
+	res->op = pkt->opcode & 0x1f;
+	res->psn = pkt->psn;
+	res->npkts = 1;
+}
+
+/* A duplicate request (PSN behind the expected one), IBA 9.7.5.1.3. */
+static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_resp *resp = &qp->resp;
+	u32 op = pkt->opcode & 0x1f;
+	u32 i;
+
+	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DUP);
+	if (pkt->info & SROCE_F_READ) {
+		/* Answered again, from what the duplicate asks. */
+		sroce_resp_read(qp, pkt);
+		return;
+	}
+	if (pkt->info & SROCE_F_ATOMIC) {
+		for (i = 0; i < SROCE_RD_RES; i++) {
+			struct sroce_rd_res *res = &resp->rd[i];
+			struct sroce_rd_res *copy;
+			u64 orig = res->orig;
+
+			if (res->op != op || res->psn != pkt->psn ||
+			    !res->npkts)
+				continue;
+			copy = sroce_rd_alloc(qp);
+			if (copy) {
+				copy->op = op;
+				copy->psn = pkt->psn;
+				copy->npkts = 1;
+				copy->orig = orig;
+			}
+			return;
+		}
+		return;	/* too old to replay: the requester retries */
+	}
+	/* SEND and WRITE: acknowledge, in PSN order behind reads. */
+	if (resp->rd_next != resp->rd_tail)
+		resp->ack_pending = true;
+	else
+		sroce_resp_ack(qp, sroce_psn_add(resp->epsn, SROCE_PSN_MASK),
+			       SROCE_AETH_CREDIT_NONE);
+}
+
+/* Is this opcode legal after the previous one (IBA 9.7.4.1.3, 9.8.3.1)? */
+static bool sroce_resp_seq_ok(struct sroce_qp *qp, u32 info)
+{
+	u8 cur = qp->resp.cur;
+
+	if (info & SROCE_F_FIRST)
+		return !cur;
+	if (info & SROCE_F_SEND)
+		return cur == 'S';
+	if (info & SROCE_F_WRITE)
+		return cur == 'W';
+	return false;
+}
+
+static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			    bool rc)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct ib_wc wc = { .opcode = IB_WC_RECV };
+	int err;
+
+	if (pkt->info & SROCE_F_FIRST) {
+		if (!sroce_resp_get_wqe(qp)) {
+			if (rc) {
+				sroce_count(to_sdev(qp->ibqp.device),
+					    SROCE_CNT_RNR_NAK_SENT);
+				sroce_resp_ack(qp, pkt->psn,
+					       SROCE_AETH_RNR_NAK |
+					       (qp->attr.min_rnr_timer & 0x1f));
+			} else {
+				sroce_count(to_sdev(qp->ibqp.device),
+					    SROCE_CNT_UD_DROP);
+			}
+			pkt->rnr = true;
+			return;
+		}
+		resp->cur = 'S';
+	}
+	if (!(pkt->info & SROCE_F_LAST) && pkt->paylen != qp->mtu)
+		goto inv_req;
+	err = sroce_sge_copy(qp, resp->wqe->sge, resp->wqe->num_sge,
+			     resp->offset, pkt->payload, pkt->paylen, true);
+	if (err) {
+		/* IBA 9.9.3.1.3: local length/protection error, remote NAK. */
+		sroce_resp_wqe_error(qp, err == -EINVAL ? IB_WC_LOC_LEN_ERR :
+						       IB_WC_LOC_PROT_ERR);
+		resp->cur = 0;
+		if (rc)
+			sroce_resp_fatal(qp, pkt->psn, err == -EINVAL ?
+					 SROCE_NAK_INV_REQ : SROCE_NAK_REM_OP);
+		else
+			sroce_qp_error(qp);
+		pkt->failed = true;
+		return;
+	}
+	resp->offset += pkt->paylen;
+	if (!(pkt->info & SROCE_F_LAST))
+		return;
+
+	wc.byte_len = resp->offset;
+	if (pkt->info & SROCE_H_IMM) {
+		memcpy(&wc.ex.imm_data, pkt->payload - 4, 4);
+		wc.wc_flags |= IB_WC_WITH_IMM;
+	}
+	if (pkt->info & SROCE_H_IETH) {
+		u32 key = get_unaligned_be32(pkt->payload - 4);
+
+		if (sroce_invalidate(qp, key) != IB_WC_SUCCESS) {
+			sroce_resp_wqe_error(qp, IB_WC_REM_INV_REQ_ERR);
+			resp->cur = 0;
+			sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
+			pkt->failed = true;
+			return;
+		}
+		wc.ex.invalidate_rkey = key;
+		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
+	}
+	resp->cur = 0;
+	resp->msn++;
+	sroce_resp_complete(qp, &wc, pkt->bth->flags & SROCE_BTH_SE);
+	return;
+
+inv_req:
+	sroce_resp_wqe_error(qp, IB_WC_REM_INV_REQ_ERR);
+	resp->cur = 0;
+	if (rc)
+		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
+	pkt->failed = true;
+}
+
+static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			     bool rc)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct ib_wc wc = { .opcode = IB_WC_RECV_RDMA_WITH_IMM };
+
+	if (pkt->info & SROCE_F_FIRST) {
+		struct sroce_reth *reth = (void *)pkt->ext;
+		u32 len = be32_to_cpu(reth->len);
+
+		resp->va = be64_to_cpu(reth->va);
+		resp->resid = len;
+		resp->wlen = len;
+		sroce_resp_drop_write(qp);
+		if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
+			goto access;
+		if (len) {
+			resp->mr = sroce_mr_lookup(qp, be32_to_cpu(reth->rkey),
+						   true, IB_ACCESS_REMOTE_WRITE,
+						   resp->va, len);
+			if (!resp->mr)
+				goto access;
+		}
+		resp->cur = 'W';
+	}
+	if (pkt->paylen > resp->resid ||
+	    (!(pkt->info & SROCE_F_LAST) && pkt->paylen != qp->mtu) ||
+	    ((pkt->info & SROCE_F_LAST) && pkt->paylen != resp->resid))
+		goto inv_req;
+	/* RNR before placing anything: the retried packet does it again. */
+	if ((pkt->info & SROCE_H_IMM) && !qp->resp.have_wqe &&
+	    !sroce_resp_get_wqe(qp)) {
+		if (rc) {
+			sroce_count(to_sdev(qp->ibqp.device),
+				    SROCE_CNT_RNR_NAK_SENT);
+			sroce_resp_ack(qp, pkt->psn, SROCE_AETH_RNR_NAK |
+				       (qp->attr.min_rnr_timer & 0x1f));
+		}
+		pkt->rnr = true;
+		return;
+	}
+	if (pkt->paylen)
+		sroce_mr_copy(resp->mr, resp->va, pkt->payload, pkt->paylen,
+			      true);
+	resp->va += pkt->paylen;
+	resp->resid -= pkt->paylen;
+	if (!(pkt->info & SROCE_F_LAST))
+		return;
+	sroce_resp_drop_write(qp);
+	resp->cur = 0;
+	resp->msn++;
+	if (pkt->info & SROCE_H_IMM) {
+		wc.byte_len = resp->wlen;
+		wc.wc_flags = IB_WC_WITH_IMM;
+		memcpy(&wc.ex.imm_data, pkt->payload - 4, 4);
+		sroce_resp_complete(qp, &wc, pkt->bth->flags & SROCE_BTH_SE);
+	}
+	return;
+
+access:
+	sroce_resp_drop_write(qp);
+	resp->cur = 0;
+	pkt->failed = true;
+	if (rc)
+		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_REM_ACCESS);
+	return;
+inv_req:
+	sroce_resp_drop_write(qp);
+	resp->cur = 0;
+	pkt->failed = true;
+	if (rc)
+		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
+}
+
+/* RC and UC requests. */
+static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_resp *resp = &qp->resp;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	int diff = sroce_psn_diff(pkt->psn, resp->epsn);
+
+	if (diff < 0) {
+		if (rc)
+			sroce_resp_duplicate(qp, pkt);
+		return;
+	}
+	if (diff > 0) {
+		sroce_count(sdev, SROCE_CNT_RX_OUT_OF_SEQ);
+		if (rc) {
+			if (!resp->nak_sent) {
+				resp->nak_sent = true;
+				sroce_count(sdev, SROCE_CNT_SEQ_NAK_SENT);
+				sroce_resp_ack(qp, resp->epsn, SROCE_AETH_NAK |
+					       SROCE_NAK_PSN_SEQ);
+			}
+			return;
+		}
+		/* UC (IBA 9.8.3.1): drop the message in progress, resync. */
+		sroce_resp_drop_write(qp);
+		resp->cur = 0;
+		resp->offset = 0;
+		resp->epsn = pkt->psn;
+		if (!(pkt->info & SROCE_F_FIRST))
+			return;
+	}
+	resp->nak_sent = false;
+
+	if (!sroce_resp_seq_ok(qp, pkt->info)) {
+		if (rc) {
+			sroce_resp_wqe_error(qp, IB_WC_REM_INV_REQ_ERR);
+			sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
+			return;
+		}
+		/* UC: a message that lost its start is dropped. */
+		resp->cur = 0;
+		resp->epsn = sroce_psn_add(pkt->psn, 1);
+		return;
+	}
+
+	if (pkt->info & SROCE_F_SEND)
+		sroce_resp_send(qp, pkt, rc);
+	else if (pkt->info & SROCE_F_WRITE)
+		sroce_resp_write(qp, pkt, rc);
+	else if (pkt->info & SROCE_F_READ)
+		sroce_resp_read(qp, pkt);
+	else
+		sroce_resp_atomic(qp, pkt);
+	if (pkt->rnr || pkt->failed || qp->state == IB_QPS_ERR)
+		return;	/* RNR: epsn stays, the requester comes back */
+
+	if (pkt->info & SROCE_F_READ) {
+		struct sroce_reth *reth = (void *)pkt->ext;
+
+		resp->epsn = sroce_psn_add(pkt->psn,
+					   sroce_rd_npkts(qp,
+							  be32_to_cpu(reth->len)));
+		resp->msn++;
+	} else {
+		resp->epsn = sroce_psn_add(pkt->psn, 1);
+		if (pkt->info & SROCE_F_ATOMIC)
+			resp->msn++;
+	}
+	if (!rc)
+		return;
+	if (pkt->info & (SROCE_F_READ | SROCE_F_ATOMIC)) {
+		if (sroce_resp_tx(qp, SROCE_RESP_BUDGET))
+			sroce_qp_kick(qp);
+	} else if (pkt->ackreq) {
+		if (resp->rd_next != resp->rd_tail)
+			resp->ack_pending = true;
+		else
+			sroce_resp_ack(qp, pkt->psn, SROCE_AETH_CREDIT_NONE);
+	}
+}
+
+/* UD and GSI receives (IBA 9.8.4, 10.2.5). */
+static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_deth *deth = (void *)pkt->ext;
+	struct ib_wc wc = {
+		.opcode = IB_WC_RECV,
+		.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE,
+		.port_num = 1,
+	};
+	u8 grh[40] = {};
+	int err;
+
+	if (be32_to_cpu(deth->qkey) != qp->attr.qkey ||
+	    !sroce_resp_get_wqe(qp)) {
+		sroce_count(sdev, SROCE_CNT_UD_DROP);
+		return;
+	}
+	/*
+	 * The GRH area: RoCEv2 puts the IPv4 header in its last 20 bytes,
+	 * or the whole IPv6 header (as ib_core's ib_get_gids_from_rdma_hdr
+	 * expects).
+	 */
+	if (pkt->ipv4) {
+		memcpy(grh + 20, ip_hdr(pkt->skb), sizeof(struct iphdr));
+		wc.network_hdr_type = RDMA_NETWORK_IPV4;
+	} else {
+		memcpy(grh, ipv6_hdr(pkt->skb), sizeof(struct ipv6hdr));
+		wc.network_hdr_type = RDMA_NETWORK_IPV6;
+	}
+	err = sroce_sge_copy(qp, qp->resp.wqe->sge, qp->resp.wqe->num_sge, 0,
+			     grh, sizeof(grh), true);
+	if (!err)
+		err = sroce_sge_copy(qp, qp->resp.wqe->sge,
+				     qp->resp.wqe->num_sge, sizeof(grh),
+				     pkt->payload, pkt->paylen, true);
+	if (err) {
+		sroce_resp_wqe_error(qp, err == -EINVAL ? IB_WC_LOC_LEN_ERR :
+						       IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	wc.byte_len = sizeof(grh) + pkt->paylen;
+	wc.src_qp = be32_to_cpu(deth->sqp) & SROCE_QPN_MASK;
+	if (pkt->info & SROCE_H_IMM) {
+		memcpy(&wc.ex.imm_data, pkt->payload - 4, 4);
+		wc.wc_flags |= IB_WC_WITH_IMM;
+	}
+	if (skb_mac_header_was_set(pkt->skb) &&
+	    skb_mac_header_len(pkt->skb) >= ETH_HLEN) {
+		ether_addr_copy(wc.smac, eth_hdr(pkt->skb)->h_source);
+		wc.wc_flags |= IB_WC_WITH_SMAC;
+	}
+	sroce_resp_complete(qp, &wc, pkt->bth->flags & SROCE_BTH_SE);
+}
+
+/**
+ * sroce_resp_rcv - handle a request packet
+ * @qp: the QP (the packet holds a reference)
+ * @pkt: the request
+ */
+void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	spin_lock_bh(&qp->lock);
+	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR)
+		goto out;
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)
+		sroce_resp_ud(qp, pkt);
+	else
+		sroce_resp_connected(qp, pkt);
+out:
+	spin_unlock_bh(&qp->lock);
+	sroce_qp_deliver_events(qp);
+}
