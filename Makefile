@@ -37,7 +37,7 @@ LIBDIR ?= $(shell pkg-config --variable=libdir libibverbs 2>/dev/null || \
 	echo /usr/lib/x86_64-linux-gnu)
 
 .PHONY: all modules provider deps lint check demo clean help install \
-	debug-kernel check-debug
+	debug-kernel check-debug bench
 
 all: modules provider
 
@@ -47,6 +47,7 @@ help:
 	@echo "make demo       build, boot two VMs, create sroce devices, show them"
 	@echo "make check      build + lint + the VM test suite (N passed, N failed)"
 	@echo "make lint       sparse (C=1) and checkpatch.pl --strict"
+	@echo "make bench      sroce beside rdma_rxe and TCP, two VMs, one boot"
 	@echo "make install    install the module (and run depmod)"
 	@echo "make debug-kernel  build the KASAN/lockdep/kmemleak kernel (cached)"
 	@echo "make check-debug   the VM suite on the debug kernel"
@@ -60,10 +61,14 @@ modules:
 	@mkdir -p $(KODIR)
 	@find drivers tests -name '*.ko' -exec cp {} $(KODIR)/ \;
 
-provider: $(PROVIDER) $(BUILD)/tests/sroce_objects
+provider: $(PROVIDER) $(BUILD)/tests/sroce_objects $(BUILD)/tests/sroce_integrity
 
 # User-space test programs (libibverbs), run inside the VMs.
 $(BUILD)/tests/sroce_objects: tests/user/objects.c
+	@mkdir -p $(BUILD)/tests
+	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
+
+$(BUILD)/tests/sroce_integrity: tests/user/integrity.c
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
 
@@ -80,6 +85,15 @@ check: deps
 	@$(MAKE) --no-print-directory modules provider
 	@tools/lint.sh "$(KDIR)"
 	@tests/run $(VMARGS)
+
+# A benchmark, not a test: prints figures, writes build/bench/bench.{csv,json}.
+bench: deps
+	@$(MAKE) --no-print-directory modules provider
+	@echo "bench: two VMs, sroce then rdma_rxe then TCP (10-20 minutes under emulation)..."
+	@rm -f $(BUILD)/vm/bench-vm/shared/bench.txt
+	@tools/vm/run $(VMARGS) -t 1500 tools/bench/bench-vm.sh > $(BUILD)/bench.tap; \
+	rc=$$?; tools/bench/report $(BUILD)/vm/bench-vm/shared/bench.txt $(BUILD)/bench || rc=1; \
+	if [ $$rc -ne 0 ]; then grep -v '^ *ok' $(BUILD)/bench.tap | head -40; fi; exit $$rc
 
 demo: deps
 	@$(MAKE) --no-print-directory modules provider

@@ -158,8 +158,6 @@ void sroce_comp_run(struct sroce_qp *qp)
 
 		if (wqe->state != SROCE_WQE_DONE)
 			break;
-		if (wqe->rd_counted)
-			qp->req.rd_inflight--;
 		sroce_complete_wqe(qp, wqe);
 		spin_lock_irqsave(&qp->sq.lock, flags);
 		qp->sq.head++;
@@ -174,7 +172,7 @@ void sroce_comp_run(struct sroce_qp *qp)
 		qp->attr.en_sqd_async_notify = 0;
 		qp->sqd_event = true;
 	}
-	if (qp->sq.head == qp->req.idx)
+	if (qp->sq.head == qp->req.idx && qp->comp.psn == qp->req.psn)
 		del_timer(&qp->retry_timer);
 }
 
@@ -201,8 +199,8 @@ void sroce_comp_arm(struct sroce_qp *qp)
 /* Mark WQEs up to and including PSN @psn acknowledged (cumulative ACK). */
 static void sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 {
-	u32 idx;
-	bool progress = false;
+	u32 idx, next = sroce_psn_add(psn, 1);
+	bool progress = false, lost = false;
 
 	for (idx = qp->sq.head; idx != qp->req.idx + 1; idx++) {
 		struct sroce_send_wqe *wqe;
@@ -219,14 +217,17 @@ static void sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 			break;
 		if (sroce_wqe_is_rd_op(wqe->opcode)) {
 			/*
-			 * An ACK past a read or atomic whose response did not
-			 * come: the response was lost (IBA 9.7.5.1.1), ask
-			 * again.
+			 * Only its responses complete a read or atomic, and
+			 * the oldest unacknowledged PSN stays at the first
+			 * response still missing.  An ACK past it means that
+			 * response was lost (IBA 9.7.5.1.1): ask again.
 			 */
-			if (sroce_psn_diff(psn, wqe->first_psn) > 0 &&
-			    qp->comp.gap_psn != qp->comp.psn) {
-				qp->comp.gap_psn = qp->comp.psn;
-				sroce_req_rewind(qp);
+			u32 stop = sroce_psn_add(wqe->first_psn,
+						 wqe->done / qp->mtu);
+
+			if (sroce_psn_diff(next, stop) > 0) {
+				next = stop;
+				lost = true;
 			}
 			break;
 		}
@@ -238,14 +239,18 @@ static void sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 			break;
 		}
 	}
-	if (sroce_psn_diff(psn, qp->comp.psn) >= 0) {
-		qp->comp.psn = sroce_psn_add(psn, 1);
+	if (sroce_psn_diff(next, qp->comp.psn) > 0) {
+		qp->comp.psn = next;
 		progress = true;
 	}
 	if (progress) {
 		qp->comp.retry = qp->attr.retry_cnt;
 		qp->comp.rnr_retry = qp->attr.rnr_retry;
 		qp->comp.progress = jiffies;
+	}
+	if (lost && qp->comp.gap_psn != qp->comp.psn) {
+		qp->comp.gap_psn = qp->comp.psn;
+		sroce_req_rewind(qp);
 	}
 }
 
@@ -276,26 +281,19 @@ static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			    struct sroce_send_wqe *wqe)
 {
 	struct sroce_sge *s = wqe->sge;
-	u32 first = sroce_psn_diff(pkt->psn, wqe->first_psn) == 0;
 	u32 last = sroce_psn_diff(pkt->psn, wqe->first_psn) ==
 		   wqe->npkts - 1;
 	u32 op = pkt->opcode & 0x1f;
 
 	if (wqe->opcode == IB_WR_RDMA_READ) {
-		bool ok = op == (first && last ? SROCE_READ_RESP_ONLY :
-				 first ? SROCE_READ_RESP_FIRST :
-				 last ? SROCE_READ_RESP_LAST :
-				 SROCE_READ_RESP_MIDDLE);
-
 		/*
-		 * A re-issued read starts with a FIRST or ONLY response at
-		 * a later PSN: accept the responder's view of the segment.
+		 * The read was asked for in chunks (req.c), each answered
+		 * FIRST..LAST or ONLY; every packet but the read's last is a
+		 * full MTU (IBA 9.7.5.1.4).
 		 */
-		if (!ok && (op == SROCE_READ_RESP_FIRST ||
-			    op == SROCE_READ_RESP_ONLY))
-			ok = true;
-		if (!ok || pkt->paylen != (last ? wqe->length - wqe->done :
-					   qp->mtu)) {
+		if (op < SROCE_READ_RESP_FIRST || op > SROCE_READ_RESP_ONLY ||
+		    pkt->paylen != (last ? wqe->length - wqe->done :
+				    qp->mtu)) {
 			wqe->status = IB_WC_BAD_RESP_ERR;
 			wqe->state = SROCE_WQE_DONE;
 			return;
@@ -303,6 +301,9 @@ static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		/* Into the WQE's SGEs (their MRs are held). */
 		sroce_wqe_scatter(wqe, wqe->done, pkt->payload, pkt->paylen);
 		wqe->done += pkt->paylen;
+		if ((op == SROCE_READ_RESP_LAST || op == SROCE_READ_RESP_ONLY) &&
+		    qp->req.rd_inflight)
+			qp->req.rd_inflight--;	/* a chunk answered */
 	} else {
 		if (op != SROCE_ATOMIC_ACK) {
 			wqe->status = IB_WC_BAD_RESP_ERR;
@@ -316,6 +317,8 @@ static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 			sroce_mr_copy(s[0].mr, s[0].addr, &orig, 8, true);
 		}
+		if (qp->req.rd_inflight)
+			qp->req.rd_inflight--;
 	}
 	qp->comp.psn = sroce_psn_add(pkt->psn, 1);
 	if (last)
@@ -353,7 +356,6 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		}
 		if (qp->comp.rnr_retry != 7)
 			qp->comp.rnr_retry--;
-		qp->comp.psn = pkt->psn;
 		qp->comp.rnr_wait = true;
 		sroce_req_rewind(qp);
 		if (!qp->dead)
@@ -367,7 +369,7 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		sroce_count(sdev, SROCE_CNT_SEQ_NAK_RCVD);
 		if (sroce_psn_diff(pkt->psn, qp->comp.psn) < 0)
 			return;
-		qp->comp.psn = pkt->psn;
+		/* Everything before the NAK's PSN was acknowledged above. */
 		sroce_req_rewind(qp);
 		return;
 	case SROCE_NAK_INV_REQ:
@@ -455,8 +457,9 @@ static void sroce_retry_timer(struct timer_list *t)
 	unsigned long due;
 
 	spin_lock_bh(&qp->lock);
+	/* Nothing unanswered: no packet unacknowledged, no WQE unfinished. */
 	if (qp->dead || qp->state == IB_QPS_ERR ||
-	    qp->sq.head == qp->req.idx)
+	    (qp->comp.psn == qp->req.psn && qp->sq.head == qp->req.idx))
 		goto out;
 	due = qp->comp.progress + sroce_retry_jiffies(qp);
 	if (time_before(jiffies, due)) {

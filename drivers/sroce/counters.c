@@ -4,6 +4,8 @@
  * (ib_core's hw_counters for port 1).  Drops are counted by reason so an
  * operator can tell a bad peer (ICRC, headers) from a missing QP.
  */
+#include <rdma/restrack.h>
+
 #include "sroce.h"
 
 #define CREATE_TRACE_POINTS
@@ -45,4 +47,45 @@ int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	for (i = 0; i < SROCE_CNT_MAX; i++)
 		stats->value[i] = atomic64_read(&sdev->stats.c[i]);
 	return SROCE_CNT_MAX;
+}
+
+/**
+ * sroce_fill_res_qp_entry - the engine state of a QP for "rdma res show qp -dd"
+ * @msg: the netlink message
+ * @ibqp: the QP
+ *
+ * Return: 0 or -EMSGSIZE.
+ */
+int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	u32 v[11];
+
+	spin_lock_bh(&qp->lock);
+	v[0] = qp->req.psn;
+	v[1] = qp->comp.psn;
+	v[2] = qp->resp.epsn;
+	v[3] = qp->sq.head;
+	v[4] = qp->req.idx;
+	v[5] = qp->sq.tail;
+	v[6] = qp->req.rd_inflight;
+	v[7] = qp->comp.retry;
+	v[8] = qp->comp.rnr_wait;
+	v[9] = qp->resp.rd_tail - qp->resp.rd_next;
+	v[10] = qp->resp.msn;
+	spin_unlock_bh(&qp->lock);
+
+	if (rdma_nl_put_driver_u32(msg, "req_psn", v[0]) ||
+	    rdma_nl_put_driver_u32(msg, "comp_psn", v[1]) ||
+	    rdma_nl_put_driver_u32(msg, "resp_epsn", v[2]) ||
+	    rdma_nl_put_driver_u32(msg, "sq_head", v[3]) ||
+	    rdma_nl_put_driver_u32(msg, "req_idx", v[4]) ||
+	    rdma_nl_put_driver_u32(msg, "sq_tail", v[5]) ||
+	    rdma_nl_put_driver_u32(msg, "rd_inflight", v[6]) ||
+	    rdma_nl_put_driver_u32(msg, "retry_left", v[7]) ||
+	    rdma_nl_put_driver_u32(msg, "rnr_wait", v[8]) ||
+	    rdma_nl_put_driver_u32(msg, "rd_pending", v[9]) ||
+	    rdma_nl_put_driver_u32(msg, "resp_msn", v[10]))
+		return -EMSGSIZE;
+	return 0;
 }

@@ -201,6 +201,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.destroy_qp = sroce_destroy_qp,
 	.destroy_srq = sroce_destroy_srq,
 	.get_dev_fw_str = sroce_get_dev_fw_str,
+	.fill_res_qp_entry = sroce_fill_res_qp_entry,
 	.get_dma_mr = sroce_get_dma_mr,
 	.get_hw_stats = sroce_get_hw_stats,
 	.get_link_layer = sroce_get_link_layer,

@@ -107,6 +107,8 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct sroce_mr *mr;
 	int err;
 
+	/* Optional flags (relaxed ordering) may be ignored (IB_ACCESS_OPTIONAL). */
+	access &= ~IB_ACCESS_OPTIONAL;
 	if (access & ~SROCE_MR_ACCESS)
 		return ERR_PTR(-EOPNOTSUPP);
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&

@@ -33,6 +33,14 @@ static struct socket *sroce_sock4;
 static struct socket *sroce_sock6;
 
 /*
+ * Loopback: packets to a local address are queued here and received by
+ * one work item in order, instead of through lo, whose per-CPU backlogs
+ * would reorder a QP's packets (sent from whichever CPU runs the QP).
+ */
+static struct sk_buff_head sroce_loop_q;
+static struct work_struct sroce_loop_work;
+
+/*
  * ICRC (IBA A17.3.3 / 7.8.1): CRC-32 over the packet from the IP header
  * to the end of the payload and pad, with the fields a router may change
  * replaced by ones: IPv4 TOS, TTL and checksum; IPv6 traffic class, flow
@@ -243,6 +251,12 @@ int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 			   pkt->hdr + len - SROCE_ICRC_LEN);
 
 	trace_sroce_xmit(sdev, pkt);
+	if (dst->dev->flags & IFF_LOOPBACK) {
+		skb_queue_tail(&sroce_loop_q, skb);
+		queue_work(sroce_wq, &sroce_loop_work);
+		sroce_count(sdev, SROCE_CNT_TX_PKTS);
+		return 0;
+	}
 	if (ipv4)
 		err = ip_local_out(dev_net(ndev), sroce_sock4->sk, skb);
 	else
@@ -377,6 +391,7 @@ static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
 		sroce_count(sdev, SROCE_CNT_RX_NO_QP);
 		goto drop;
 	}
+	/* Pairs with modify_qp's release: the attributes are visible. */
 	state = smp_load_acquire(&pkt.qp->state);
 	if (!sroce_qp_takes(pkt.qp, pkt.opcode) || state < IB_QPS_RTR ||
 	    state == IB_QPS_ERR) {
@@ -418,6 +433,31 @@ static int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	return 0;
 }
 
+static void sroce_loop_work_fn(struct work_struct *work)
+{
+	struct sk_buff *skb;
+	int n = 0;
+
+	while ((skb = skb_dequeue(&sroce_loop_q))) {
+		bool ipv4 = ip_hdr(skb)->version == 4;
+		struct sroce_dev *sdev;
+
+		local_bh_disable();
+		rcu_read_lock();
+		sdev = sroce_rcv_dev(skb, ipv4);
+		if (sdev) {
+			sroce_rcv(sdev, skb, ipv4);
+			ib_device_put(&sdev->ibdev);
+		} else {
+			kfree_skb(skb);
+		}
+		rcu_read_unlock();
+		local_bh_enable();
+		if (++n % 64 == 0)
+			cond_resched();
+	}
+}
+
 static struct socket *sroce_sock_create(bool ipv6)
 {
 	struct udp_tunnel_sock_cfg tcfg = {
@@ -451,6 +491,8 @@ int sroce_net_init(void)
 {
 	struct socket *sock;
 
+	skb_queue_head_init(&sroce_loop_q);
+	INIT_WORK(&sroce_loop_work, sroce_loop_work_fn);
 	sock = sroce_sock_create(false);
 	if (IS_ERR(sock)) {
 		pr_err("sroce: cannot bind UDP port %d (IPv4): %ld\n",
@@ -472,6 +514,8 @@ int sroce_net_init(void)
 
 void sroce_net_exit(void)
 {
+	cancel_work_sync(&sroce_loop_work);
+	skb_queue_purge(&sroce_loop_q);
 	udp_tunnel_sock_release(sroce_sock6);
 	udp_tunnel_sock_release(sroce_sock4);
 	sroce_sock6 = NULL;

@@ -65,6 +65,7 @@ void sroce_qp_flush(struct sroce_qp *qp)
 	u32 head, tail;
 
 	lockdep_assert_held(&qp->lock);
+	/* Pairs with post_send's release: the WQEs are complete. */
 	tail = smp_load_acquire(&q->tail);
 	for (head = q->head; head != tail; head++) {
 		struct sroce_send_wqe *wqe = sroce_queue_slot(q, head);

@@ -250,6 +250,7 @@ void sroce_qp_error(struct sroce_qp *qp)
 	lockdep_assert_held(&qp->lock);
 	if (qp->state == IB_QPS_ERR)
 		return;
+	/* Readers of the state without qp->lock see the flush after it. */
 	smp_store_release(&qp->state, IB_QPS_ERR);
 	sroce_resp_reset(qp);
 	sroce_qp_flush(qp);

@@ -18,6 +18,12 @@
 #define SROCE_MAX_UNACKED	128
 #define SROCE_ACK_EVERY		32
 #define SROCE_REQ_BUDGET	64
+/*
+ * A long RDMA READ is asked for in requests of at most this many response
+ * packets, each a responder resource of its own: the unacknowledged
+ * window then bounds read responses in flight as it bounds requests.
+ */
+#define SROCE_READ_CHUNK	64
 
 static struct sroce_send_wqe *sroce_sq_wqe(struct sroce_qp *qp, u32 idx)
 {
@@ -159,7 +165,7 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	struct sroce_req *req = &qp->req;
 	struct sroce_pkt pkt;
 	const struct sroce_av *av = &qp->av;
-	u32 offset = req->offset, paylen = 0, npkts = 1, dqpn;
+	u32 offset = req->offset, paylen = 0, npkts = 1, dqpn, rd_len = 0;
 	bool last, ackreq;
 	u8 *ext;
 	u8 opcode;
@@ -177,9 +183,19 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 		av = &wqe->av;
 		dqpn = wqe->remote_qpn;
 	}
-	if (opcode == SROCE_READ_REQ)
-		npkts = max_t(u32, 1, DIV_ROUND_UP(wqe->length - wqe->done,
-						   qp->mtu));
+	if (opcode == SROCE_READ_REQ) {
+		/*
+		 * The next chunk of the read, from what is still missing to
+		 * the end of its chunk.  Chunks keep their places when a read
+		 * is asked for again, so the PSNs of the requests after it
+		 * stay those the responder expects (IBA 9.7.5.1.3).
+		 */
+		u32 chunk = SROCE_READ_CHUNK * qp->mtu;
+
+		rd_len = min(wqe->length, (offset / chunk + 1) * chunk) - offset;
+		npkts = max_t(u32, 1, DIV_ROUND_UP(rd_len, qp->mtu));
+		last = offset + rd_len >= wqe->length;
+	}
 	req->noack++;
 	ackreq = qp->ibqp.qp_type == IB_QPT_RC &&
 		 (last || req->noack >= SROCE_ACK_EVERY ||
@@ -209,10 +225,10 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	if (pkt.info & SROCE_H_RETH) {
 		struct sroce_reth *reth = (void *)ext;
 
-		/* A re-issued read asks for the part not yet received. */
-		reth->va = cpu_to_be64(wqe->remote_addr + wqe->done);
+		reth->va = cpu_to_be64(wqe->remote_addr + offset);
 		reth->rkey = cpu_to_be32(wqe->rkey);
-		reth->len = cpu_to_be32(wqe->length - wqe->done);
+		reth->len = cpu_to_be32(opcode == SROCE_READ_REQ ? rd_len :
+					wqe->length);
 		ext += sizeof(*reth);
 	}
 	if (pkt.info & SROCE_H_ATMETH) {
@@ -239,12 +255,9 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	sroce_xmit(sdev, av, qp->src_port, &pkt);
 
 	req->psn = sroce_psn_add(req->psn, npkts);
-	if (opcode == SROCE_READ_REQ) {
-		/* The read's PSNs end where its responses end. */
-		req->offset = wqe->length;
-	} else {
-		req->offset += paylen;
-	}
+	req->offset += opcode == SROCE_READ_REQ ? rd_len : paylen;
+	if (sroce_op_info(opcode) & (SROCE_F_READ | SROCE_F_ATOMIC))
+		req->rd_inflight++;
 	if (last) {
 		req->idx++;
 		req->offset = 0;
@@ -272,12 +285,6 @@ static bool sroce_req_start(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	}
 	if ((wqe->send_flags & IB_SEND_FENCE) && qp->req.rd_inflight)
 		return false;
-	if (sroce_wqe_is_rd_op(wqe->opcode)) {
-		if (qp->req.rd_inflight >= max_t(u32, qp->attr.max_rd_atomic, 1))
-			return false;
-		qp->req.rd_inflight++;
-		wqe->rd_counted = true;
-	}
 	for (i = 0; i < wqe->num_sge; i++) {
 		if (!(wqe->send_flags & IB_SEND_INLINE) &&
 		    wqe->sge[i].length && !wqe->sge[i].mr) {
@@ -322,6 +329,7 @@ bool sroce_req_run(struct sroce_qp *qp, int budget)
 			break;
 		if (qp->comp.rnr_wait)
 			break;
+		/* Pairs with post_send's release: the WQE is complete. */
 		if (req->idx == smp_load_acquire(&qp->sq.tail))
 			break;
 		wqe = sroce_sq_wqe(qp, req->idx);
@@ -339,6 +347,10 @@ bool sroce_req_run(struct sroce_qp *qp, int budget)
 		}
 		if (rc && sroce_psn_diff(req->psn, qp->comp.psn) >=
 			  SROCE_MAX_UNACKED)
+			break;
+		/* IBA 9.7.7.1: at most max_rd_atomic reads/atomics pending. */
+		if (rc && sroce_wqe_is_rd_op(wqe->opcode) &&
+		    req->rd_inflight >= max_t(u32, qp->attr.max_rd_atomic, 1))
 			break;
 		if (sroce_req_send_one(qp, wqe))
 			break;	/* no memory: the retry timer comes back */
@@ -363,15 +375,20 @@ void sroce_req_rewind(struct sroce_qp *qp)
 	struct sroce_req *req = &qp->req;
 	u32 idx;
 
-	for (idx = qp->sq.head; idx != req->idx; idx++) {
-		struct sroce_send_wqe *wqe = sroce_sq_wqe(qp, idx);
+	/* Up to the WQE being sent, which may be partly sent. */
+	for (idx = qp->sq.head; idx != req->idx + 1; idx++) {
+		struct sroce_send_wqe *wqe;
 
+		if (idx == qp->sq.tail)
+			break;
+		wqe = sroce_sq_wqe(qp, idx);
 		if (wqe->state != SROCE_WQE_PENDING)
 			continue;
 		req->idx = idx;
 		req->psn = qp->comp.psn;
 		if (wqe->opcode == IB_WR_RDMA_READ) {
-			req->offset = 0;
+			/* Ask again for what did not arrive. */
+			req->offset = wqe->done;
 			req->psn = sroce_psn_add(wqe->first_psn,
 						 wqe->done / qp->mtu);
 		} else {
@@ -383,6 +400,12 @@ void sroce_req_rewind(struct sroce_qp *qp)
 			}
 		}
 		req->noack = 0;
+		/*
+		 * Every read or atomic still pending is at or after the
+		 * rewind point: all are asked again (the responder drops
+		 * its answers to the old ones, resp.c).
+		 */
+		req->rd_inflight = 0;
 		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RETRANS);
 		trace_sroce_retry(qp, req->psn);
 		return;

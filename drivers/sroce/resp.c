@@ -325,7 +325,19 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 
 	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DUP);
 	if (pkt->info & SROCE_F_READ) {
-		/* Answered again, from what the duplicate asks. */
+		/*
+		 * Answered again, from what the duplicate asks.  The
+		 * requester goes back N (IBA 9.7.6.1): it asks again for
+		 * every later read too, so their pending answers are dropped
+		 * rather than sent first.
+		 */
+		for (i = resp->rd_next; i != resp->rd_tail; i++) {
+			struct sroce_rd_res *res = &resp->rd[i % SROCE_RD_RES];
+
+			if (res->op == SROCE_READ_REQ &&
+			    sroce_psn_diff(res->psn, pkt->psn) >= 0)
+				res->sent = res->npkts;
+		}
 		sroce_resp_read(qp, pkt);
 		return;
 	}
@@ -530,8 +542,11 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	int diff = sroce_psn_diff(pkt->psn, resp->epsn);
 
 	if (diff < 0) {
-		if (rc)
-			sroce_resp_duplicate(qp, pkt);
+		if (!rc)
+			return;
+		sroce_resp_duplicate(qp, pkt);
+		if (sroce_resp_tx(qp, SROCE_RESP_BUDGET))
+			sroce_qp_kick(qp);
 		return;
 	}
 	if (diff > 0) {

@@ -11,12 +11,22 @@
  *   srq.c     shared receive queues
  *   cq.c      completion layer: the shared CQ ring
  *   qp.c      QP objects and the IBA QP state machine
- *   post.c    work request queues (post_send/post_recv, flush)
+ *   post.c    work request queues (post_recv, flush)
  *   mr.c      memory regions
+ * Transport engine:
+ *   hdr.h     RoCEv2 wire format, opcode table, PSN arithmetic
+ *   net.c     UDP 4791 socket, transmit, receive, ICRC
+ *   mem.c     memory access checks and copies
+ *   req.c     requester (post_send)
+ *   comp.c    completer: ACKs, responses, retry and RNR timers
+ *   resp.c    responder
+ *   counters.c  rdma statistic counters, rdma res engine state
+ *   trace.h   tracepoints
  *
  * Lock order (outermost first):
  *   sroce_dev_lock (main.c) is a leaf: nothing else is taken under it.
- *   qp->state_lock -> qp->sq.lock / qp->rq.lock -> cq->lock
+ *   qp->state_lock -> qp->lock (engine) -> qp->sq.lock / qp->rq.lock /
+ *   srq->rq.lock -> cq->lock
  *   pool xarray locks are leaves.
  */
 #ifndef SROCE_H
@@ -326,7 +336,6 @@ struct sroce_send_wqe {
 	int reg_access;
 	enum sroce_wqe_state state;
 	enum ib_wc_status status;
-	bool rd_counted;		/* counted in req.rd_inflight */
 	u32 first_psn;
 	u32 npkts;
 	u32 done;
@@ -558,7 +567,7 @@ struct sroce_pkt {
 };
 
 /* PSNs further back than this are not duplicates but garbage. */
-#define SROCE_PSN_WINDOW	(1 << 22)
+#define SROCE_PSN_WINDOW	0x400000	/* an int: compared with PSN diffs */
 
 extern struct workqueue_struct *sroce_wq;
 
@@ -724,6 +733,7 @@ struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
 						u32 port_num);
 int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index);
+int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 
 /* post.c */
 int sroce_queue_init(struct sroce_queue *q, u32 size, u32 stride, u32 max_sge);

@@ -30,6 +30,8 @@ struct sroce_test {
 	atomic_t cq_events;		/* IB_EVENT_CQ_ERR seen */
 	atomic_t comp_calls;		/* comp_handler calls */
 	atomic_t flushed;		/* wr_cqe done callbacks */
+	atomic_t traffic_ok;		/* successful traffic completions */
+	atomic_t traffic_bad;
 	wait_queue_head_t wq;
 };
 
@@ -43,6 +45,22 @@ static void sroce_test_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 static struct ib_cqe sroce_test_cqe = { .done = sroce_test_done };
+
+/* Traffic completions: counted by status, in whatever poll context. */
+static void sroce_test_traffic_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sroce_test *t = cq->cq_context;
+
+	if (wc->status == IB_WC_SUCCESS)
+		atomic_inc(&t->traffic_ok);
+	else
+		atomic_inc(&t->traffic_bad);
+	wake_up(&t->wq);
+}
+
+static struct ib_cqe sroce_test_traffic_cqe = {
+	.done = sroce_test_traffic_done,
+};
 
 static struct dentry *sroce_test_dir;
 
@@ -185,7 +203,8 @@ static int sroce_test_connect(struct sroce_test *t, struct ib_qp *qp,
 
 	a.qp_state = IB_QPS_INIT;
 	a.port_num = 1;
-	a.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
+	a.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
+			    IB_ACCESS_REMOTE_ATOMIC;
 	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
 			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
 	if (err)
@@ -195,6 +214,7 @@ static int sroce_test_connect(struct sroce_test *t, struct ib_qp *qp,
 	a.qp_state = IB_QPS_RTR;
 	a.path_mtu = IB_MTU_1024;
 	a.dest_qp_num = dest_qpn;
+	/* Both ends of these QPs start at the same PSN (peers exchange it). */
 	a.rq_psn = 0x123;
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 12;
@@ -207,7 +227,7 @@ static int sroce_test_connect(struct sroce_test *t, struct ib_qp *qp,
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IB_QPS_RTS;
-	a.sq_psn = 0x456;
+	a.sq_psn = 0x123;
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
@@ -360,7 +380,7 @@ static void sroce_test_qp_states(struct sroce_test *t, struct ib_pd *pd,
 			  IB_QP_TIMEOUT | IB_QP_AV, &init);
 	sroce_test_ok(t, !err && a.qp_state == IB_QPS_RTS &&
 		      a.path_mtu == IB_MTU_1024 && a.dest_qp_num == qp->qp_num &&
-		      a.rq_psn == 0x123 && a.sq_psn == 0x456 && a.timeout == 14 &&
+		      a.rq_psn == 0x123 && a.sq_psn == 0x123 && a.timeout == 14 &&
 		      rdma_ah_read_grh(&a.ah_attr)->sgid_index == sgid_index,
 		      "query_qp returns what was set (%d)", err);
 
@@ -573,10 +593,327 @@ static void sroce_test_mr_ah(struct sroce_test *t, struct ib_pd *pd,
 		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
 }
 
+/* Poll one completion from a DIRECT CQ, for at most 5 seconds. */
+static int sroce_test_poll(struct ib_cq *cq, struct ib_wc *wc)
+{
+	unsigned long end = jiffies + 5 * HZ;
+
+	while (time_before(jiffies, end)) {
+		if (ib_poll_cq(cq, 1, wc) == 1)
+			return 0;
+		usleep_range(100, 200);
+	}
+	return -ETIMEDOUT;
+}
+
+static void sroce_test_fill(u8 *p, u32 len, u8 seed)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (u8)(i * 7 + seed);
+}
+
+static bool sroce_test_same(const u8 *p, u32 len, u8 seed)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != (u8)(i * 7 + seed))
+			return false;
+	return true;
+}
+
+#define SROCE_TEST_DATA	(128 * 1024)
+
+/* Post one send WR on @qp and wait for its completion on @cq. */
+static int sroce_test_send(struct ib_qp *qp, struct ib_cq *cq,
+			   struct ib_send_wr *wr, struct ib_wc *wc)
+{
+	const struct ib_send_wr *bad;
+	int err;
+
+	wr->send_flags |= IB_SEND_SIGNALED;
+	err = ib_post_send(qp, wr, &bad);
+	if (err)
+		return err;
+	err = sroce_test_poll(cq, wc);
+	if (err)
+		return err;
+	return wc->status == IB_WC_SUCCESS ? 0 : -EIO;
+}
+
+/*
+ * The data path from kernel space, two RC QPs of one device talking over
+ * loopback: SEND into two SGEs, fast registration (IB_WR_REG_MR) of the
+ * target, RDMA WRITE, RDMA READ, both atomics, then a bad rkey: remote
+ * access error on the requester, both QPs in Error, receives flushed.
+ */
+static void sroce_test_data(struct sroce_test *t, struct ib_pd *pd,
+			    int sgid_index)
+{
+	struct ib_cq *cqa = NULL, *cqb = NULL;
+	struct ib_qp *qa = NULL, *qb = NULL;
+	struct ib_mr *mr = NULL;
+	u8 *a = NULL, *b = NULL;
+	u64 da = 0, db = 0, *w;
+	struct scatterlist sg;
+	struct ib_wc wc;
+	u32 lkey = pd->local_dma_lkey;
+	int err;
+
+	a = kzalloc(SROCE_TEST_DATA, GFP_KERNEL);
+	b = kzalloc(SROCE_TEST_DATA, GFP_KERNEL);
+	cqa = ib_alloc_cq(t->dev, t, 64, 0, IB_POLL_DIRECT);
+	cqb = ib_alloc_cq(t->dev, t, 64, 0, IB_POLL_DIRECT);
+	if (!a || !b || IS_ERR(cqa) || IS_ERR(cqb)) {
+		sroce_test_ok(t, false, "data path: buffers and CQs");
+		goto out;
+	}
+	da = ib_dma_map_single(t->dev, a, SROCE_TEST_DATA, DMA_BIDIRECTIONAL);
+	db = ib_dma_map_single(t->dev, b, SROCE_TEST_DATA, DMA_BIDIRECTIONAL);
+	qa = sroce_test_rc_qp(t, pd, cqa, cqa);
+	qb = sroce_test_rc_qp(t, pd, cqb, cqb);
+	if (IS_ERR(qa) || IS_ERR(qb)) {
+		sroce_test_ok(t, false, "data path: two RC QPs");
+		goto out;
+	}
+	err = sroce_test_connect(t, qa, qb->qp_num, sgid_index) ?:
+	      sroce_test_connect(t, qb, qa->qp_num, sgid_index);
+	sroce_test_rc(t, err, 0, "data path: QPs connected over loopback");
+	if (err)
+		goto out;
+
+	{	/* SEND 40000 bytes into two receive SGEs */
+		struct ib_sge rsge[2] = {
+			{ .addr = db + 1, .length = 20000, .lkey = lkey },
+			{ .addr = db + 30001, .length = 30000, .lkey = lkey },
+		};
+		struct ib_sge ssge = { .addr = da, .length = 40000,
+				       .lkey = lkey };
+		struct ib_recv_wr rwr = { .wr_id = 7, .sg_list = rsge,
+					  .num_sge = 2 };
+		struct ib_send_wr swr = { .wr_id = 8, .sg_list = &ssge,
+					  .num_sge = 1, .opcode = IB_WR_SEND };
+		const struct ib_recv_wr *rbad;
+		struct ib_wc rwc = {};
+
+		sroce_test_fill(a, 40000, 1);
+		err = ib_post_recv(qb, &rwr, &rbad) ?:
+		      sroce_test_send(qa, cqa, &swr, &wc) ?:
+		      sroce_test_poll(cqb, &rwc);
+		sroce_test_ok(t, !err && rwc.status == IB_WC_SUCCESS &&
+			      rwc.byte_len == 40000 && rwc.wr_id == 7 &&
+			      sroce_test_same(b + 1, 20000, 1) &&
+			      sroce_test_same(b + 30001, 20000, (u8)(20000 * 7 + 1)),
+			      "SEND 40000 bytes into two SGEs (%d, status %d/%d, len %u)",
+			      err, wc.status, rwc.status, rwc.byte_len);
+	}
+
+	/* Fast registration of B's buffer for remote access. */
+	mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, SROCE_TEST_DATA / PAGE_SIZE);
+	if (IS_ERR(mr)) {
+		sroce_test_ptr(t, mr, "ib_alloc_mr");
+		mr = NULL;
+		goto out;
+	}
+	sg_init_one(&sg, b, SROCE_TEST_DATA);
+	sg_dma_address(&sg) = db;
+	sg_dma_len(&sg) = SROCE_TEST_DATA;
+	err = ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE);
+	{
+		struct ib_reg_wr reg = {
+			.wr = { .opcode = IB_WR_REG_MR, .wr_id = 9 },
+			.mr = mr,
+			.access = IB_ACCESS_LOCAL_WRITE |
+				  IB_ACCESS_REMOTE_WRITE |
+				  IB_ACCESS_REMOTE_READ |
+				  IB_ACCESS_REMOTE_ATOMIC,
+		};
+
+		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey) & 0xff);
+		reg.key = mr->rkey;
+		err = err == 1 ? sroce_test_send(qb, cqb, &reg.wr, &wc) : -EINVAL;
+		sroce_test_ok(t, !err && wc.opcode == IB_WC_REG_MR,
+			      "IB_WR_REG_MR of 128 KiB (%d)", err);
+	}
+	if (err)
+		goto out;
+
+	{	/* RDMA WRITE 50001 bytes to an unaligned remote address */
+		struct ib_sge sge = { .addr = da + 5, .length = 50001,
+				      .lkey = lkey };
+		struct ib_rdma_wr wr = {
+			.wr = { .opcode = IB_WR_RDMA_WRITE, .sg_list = &sge,
+				.num_sge = 1 },
+			.remote_addr = mr->iova + 3,
+			.rkey = mr->rkey,
+		};
+
+		memset(b, 0, SROCE_TEST_DATA);
+		sroce_test_fill(a + 5, 50001, 2);
+		err = sroce_test_send(qa, cqa, &wr.wr, &wc);
+		sroce_test_ok(t, !err && sroce_test_same(b + 3, 50001, 2) &&
+			      !b[2] && !b[50004],
+			      "RDMA WRITE 50001 bytes (%d)", err);
+
+		/* ... and RDMA READ it back */
+		memset(a, 0, SROCE_TEST_DATA);
+		wr.wr.opcode = IB_WR_RDMA_READ;
+		sge.addr = da + 100;
+		err = sroce_test_send(qa, cqa, &wr.wr, &wc);
+		sroce_test_ok(t, !err && wc.opcode == IB_WC_RDMA_READ &&
+			      wc.byte_len == 50001 &&
+			      sroce_test_same(a + 100, 50001, 2) && !a[99],
+			      "RDMA READ 50001 bytes (%d)", err);
+	}
+
+	{	/* atomics on an 8-byte aligned word */
+		struct ib_sge sge = { .addr = da, .length = 8, .lkey = lkey };
+		struct ib_atomic_wr wr = {
+			.wr = { .opcode = IB_WR_ATOMIC_FETCH_AND_ADD,
+				.sg_list = &sge, .num_sge = 1 },
+			.remote_addr = mr->iova + 64,
+			.rkey = mr->rkey,
+			.compare_add = 5,
+		};
+
+		w = (u64 *)(b + 64);
+		*w = 100;
+		err = sroce_test_send(qa, cqa, &wr.wr, &wc);
+		sroce_test_ok(t, !err && *(u64 *)a == 100 && *w == 105,
+			      "FETCH_ADD returns 100, leaves 105 (%d)", err);
+		wr.wr.opcode = IB_WR_ATOMIC_CMP_AND_SWP;
+		wr.compare_add = 105;
+		wr.swap = 7;
+		err = sroce_test_send(qa, cqa, &wr.wr, &wc);
+		sroce_test_ok(t, !err && *(u64 *)a == 105 && *w == 7,
+			      "CMP_AND_SWP swaps 105 for 7 (%d)", err);
+	}
+
+	{	/* a bad rkey: remote access error, both QPs in Error */
+		struct ib_sge sge = { .addr = da, .length = 100, .lkey = lkey };
+		struct ib_rdma_wr wr = {
+			.wr = { .opcode = IB_WR_RDMA_WRITE, .sg_list = &sge,
+				.num_sge = 1 },
+			.remote_addr = mr->iova,
+			.rkey = mr->rkey ^ 0x80,
+		};
+		struct ib_recv_wr rwr = { .wr_id = 11 };
+		const struct ib_recv_wr *rbad;
+		struct ib_qp_attr qa_attr, qb_attr;
+		struct ib_qp_init_attr init;
+		struct ib_wc rwc = {};
+
+		err = ib_post_recv(qb, &rwr, &rbad);
+		err = err ?: sroce_test_send(qa, cqa, &wr.wr, &wc);
+		sroce_test_ok(t, err == -EIO &&
+			      wc.status == IB_WC_REM_ACCESS_ERR,
+			      "bad rkey: IB_WC_REM_ACCESS_ERR (%d, status %d)",
+			      err, wc.status);
+		err = sroce_test_poll(cqb, &rwc);
+		ib_query_qp(qa, &qa_attr, IB_QP_STATE, &init);
+		ib_query_qp(qb, &qb_attr, IB_QP_STATE, &init);
+		sroce_test_ok(t, !err && rwc.status == IB_WC_WR_FLUSH_ERR &&
+			      qa_attr.qp_state == IB_QPS_ERR &&
+			      qb_attr.qp_state == IB_QPS_ERR,
+			      "both QPs in Error, the receive flushed (%d, %d)",
+			      err, rwc.status);
+	}
+out:
+	if (mr)
+		ib_dereg_mr(mr);
+	if (!IS_ERR_OR_NULL(qa))
+		ib_destroy_qp(qa);
+	if (!IS_ERR_OR_NULL(qb))
+		ib_destroy_qp(qb);
+	if (da)
+		ib_dma_unmap_single(t->dev, da, SROCE_TEST_DATA,
+				    DMA_BIDIRECTIONAL);
+	if (db)
+		ib_dma_unmap_single(t->dev, db, SROCE_TEST_DATA,
+				    DMA_BIDIRECTIONAL);
+	if (!IS_ERR_OR_NULL(cqa))
+		ib_free_cq(cqa);
+	if (!IS_ERR_OR_NULL(cqb))
+		ib_free_cq(cqb);
+	kfree(a);
+	kfree(b);
+}
+
 static const enum ib_poll_context sroce_test_poll_ctx[] = {
 	IB_POLL_DIRECT, IB_POLL_SOFTIRQ, IB_POLL_WORKQUEUE,
 	IB_POLL_UNBOUND_WORKQUEUE,
 };
+
+/*
+ * Concurrent traffic on the shared CQs: every QP (connected to itself)
+ * sends 4 messages to its own 4 receives; 256 completions in 4 CQs of
+ * all poll contexts, each accounted for exactly once.
+ */
+static void sroce_test_traffic(struct sroce_test *t, struct ib_pd *pd,
+			       struct ib_qp **qp, int nqp)
+{
+	const int per = 4, len = 256;
+	u8 *buf = kzalloc(nqp * per * len * 2, GFP_KERNEL);
+	u64 dma;
+	int i, j, bad = 0, want = nqp * per * 2;
+
+	if (!buf) {
+		sroce_test_ok(t, false, "traffic buffer");
+		return;
+	}
+	dma = ib_dma_map_single(t->dev, buf, nqp * per * len * 2,
+				DMA_BIDIRECTIONAL);
+	atomic_set(&t->traffic_ok, 0);
+	atomic_set(&t->traffic_bad, 0);
+	for (i = 0; i < nqp; i++) {
+		for (j = 0; j < per; j++) {
+			u64 off = (u64)(i * per + j) * len * 2;
+			struct ib_sge rs = { .addr = dma + off + len,
+					     .length = len,
+					     .lkey = pd->local_dma_lkey };
+			struct ib_sge ss = { .addr = dma + off, .length = len,
+					     .lkey = pd->local_dma_lkey };
+			struct ib_recv_wr rwr = {
+				.wr_cqe = &sroce_test_traffic_cqe,
+				.sg_list = &rs, .num_sge = 1,
+			};
+			struct ib_send_wr swr = {
+				.wr_cqe = &sroce_test_traffic_cqe,
+				.sg_list = &ss, .num_sge = 1,
+				.opcode = IB_WR_SEND,
+				.send_flags = IB_SEND_SIGNALED,
+			};
+			const struct ib_recv_wr *rbad;
+			const struct ib_send_wr *sbad;
+
+			sroce_test_fill(buf + off, len, i * per + j);
+			if (ib_post_recv(qp[i], &rwr, &rbad) ||
+			    ib_post_send(qp[i], &swr, &sbad))
+				bad++;
+		}
+	}
+	for (i = 0; i < 500 && atomic_read(&t->traffic_ok) +
+			      atomic_read(&t->traffic_bad) < want; i++) {
+		/* QP i's CQs are i % 4 and (i + 1) % 4: QP 0's first is DIRECT. */
+		ib_process_cq_direct(qp[0]->send_cq, -1);
+		wait_event_timeout(t->wq, atomic_read(&t->traffic_ok) +
+				   atomic_read(&t->traffic_bad) >= want,
+				   HZ / 100);
+	}
+	for (i = 0; i < nqp * per; i++)
+		if (!sroce_test_same(buf + (u64)i * len * 2 + len, len, i))
+			bad++;
+	sroce_test_ok(t, !bad && atomic_read(&t->traffic_ok) == want &&
+		      !atomic_read(&t->traffic_bad),
+		      "32 QPs x 4 messages over 4 shared CQs: %d of %d completions, %d errors, %d bad",
+		      atomic_read(&t->traffic_ok), want,
+		      atomic_read(&t->traffic_bad), bad);
+	ib_dma_unmap_single(t->dev, dma, nqp * per * len * 2,
+			    DMA_BIDIRECTIONAL);
+	kfree(buf);
+}
 
 /* The NVMe-oF shape: 1 PD, 32 QPs over 4 CQs, 64 MRs, 8 AHs. */
 static void sroce_test_shape(struct sroce_test *t, struct ib_pd *pd,
@@ -625,6 +962,7 @@ static void sroce_test_shape(struct sroce_test *t, struct ib_pd *pd,
 		if (i && mr[i]->lkey == mr[0]->lkey)
 			bad++;
 	sroce_test_ok(t, !bad, "MR keys are distinct");
+	sroce_test_traffic(t, pd, qp, nqp);
 	sroce_test_ah_attr(t->dev, &ah_attr, sgid_index);
 	for (i = 0; i < 8; i++) {
 		ah[i] = rdma_create_ah(pd, &ah_attr, RDMA_CREATE_AH_SLEEPABLE);
@@ -695,6 +1033,7 @@ static void sroce_test_run(struct sroce_test *t)
 	sroce_test_qp_states(t, pd, sgid_index);
 	sroce_test_cq(t, pd, sgid_index);
 	sroce_test_mr_ah(t, pd, sgid_index);
+	sroce_test_data(t, pd, sgid_index);
 	sroce_test_shape(t, pd, sgid_index);
 	ib_dealloc_pd(pd);
 out:

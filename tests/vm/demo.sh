@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # vms: 2
-# timeout: 180
+# timeout: 300
 #
 # make demo: two VMs on one link each create sroce0 on eth0 and show it
-# through the rdma tool and, with our provider, libibverbs.
+# through the rdma tool and, with our provider, libibverbs; then VM 0 runs
+# an ib_send_bw server and VM 1 its client over sroce.
 # What they show goes to demo.txt beside the VM's console.
 . tests/vm/lib.sh
 
@@ -22,6 +23,23 @@ show() { echo "\$ $*"; "$@" 2>&1; echo; }
 	echo
 } > "$SROCE_OUT/demo.txt"
 vm_barrier shown
+g=$(sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")")
+{
+	if [ "$VM_ID" = 0 ]; then
+		echo "\$ ib_send_bw -d sroce0 -x $g -F -s 65536 -n 1000   # server"
+		timeout 200 ib_send_bw -d sroce0 -x "$g" -F -s 65536 -n 1000 -p 18515 2>&1 &
+		wait_for 30 listening 18515
+		vm_put demo-server 1
+		wait
+	else
+		vm_get demo-server 200 > /dev/null
+		echo "\$ ib_send_bw -d sroce0 -x $g -F -s 65536 -n 1000 $(vm_ip 0)   # client"
+		timeout 180 ib_send_bw -d sroce0 -x "$g" -F -s 65536 -n 1000 -p 18515 "$(vm_ip 0)" 2>&1
+	fi
+	echo
+	show rdma statistic show link sroce0/1
+} >> "$SROCE_OUT/demo.txt"
+vm_barrier sent
 check "sroce0 exists" test -d /sys/class/infiniband/sroce0
 check "rdma link delete sroce0" rdma link delete sroce0
 tap_done

@@ -1,51 +1,60 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # vms: 1
-# timeout: 400
+# timeout: 900
 #
-# RC traffic over loopback: client and server on the same sroce device,
-# the packets go through the whole RoCEv2 path (IP, UDP, ICRC) via lo.
+# RC traffic over loopback: client and server on the same sroce device.
+# The packets take the whole RoCEv2 path (IP, UDP 4791, ICRC) through lo.
+# Stock rdma-core programs and perftest (both post paths), then our
+# data-integrity tool; every object made is gone afterwards.
 . tests/vm/lib.sh
 
 objects() { cat /sys/kernel/debug/sroce/objects; }
-gid_index() {	# the GID index of the RoCE v2 GID of IPv4 address $1
-	local f
-	for f in /sys/class/infiniband/sroce0/ports/1/gids/*; do
-		case "$(cat "$f")" in
-		*"$2") basename "$f"; return 0 ;;
-		esac
-	done
-	return 1
-}
 
 check "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0
-wait_for 5 test -e /sys/class/infiniband/sroce0/ports/1/gids/1
-gid=$(gid_index sroce0 "ffff:0a4d:0001")
-diag "IPv4 GID index $gid"
+wait_for 5 sroce_gid "$(gid4_tail "$(vm_ip 0)")"
+g=$(sroce_gid "$(gid4_tail "$(vm_ip 0)")")
 before=$(objects)
 
-pingpong() {	# pingpong NAME PROGRAM ARGS...: server and client, both rc 0
-	local name=$1
-	shift
-	"$@" -d sroce0 -g "$gid" > /tmp/srv.out 2>&1 &
-	local spid=$!
-	sleep 1
-	timeout 60 "$@" -d sroce0 -g "$gid" 127.0.0.1 > /tmp/cli.out 2>&1
-	local crc=$?
-	timeout 10 wait $spid
-	local src=$?
-	if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
-		sed 's/^/# srv: /' /tmp/srv.out | tail -5
-		sed 's/^/# cli: /' /tmp/cli.out | tail -5
-	fi
-	grep -h "bytes in" /tmp/cli.out | sed 's/^/# /'
-	[ $crc -eq 0 ] && [ $src -eq 0 ]
-}
+check "ibv_rc_pingpong" perf_local 18515 0 ibv_rc_pingpong -d sroce0 -g "$g" -n 200
+check "ibv_rc_pingpong 64 KiB" perf_local 18516 0 ibv_rc_pingpong -d sroce0 -g "$g" -n 20 -s 65536
+check "ibv_srq_pingpong" perf_local 18517 0 ibv_srq_pingpong -d sroce0 -g "$g" -n 50
+check "ibv_uc_pingpong" perf_local 18518 0 ibv_uc_pingpong -d sroce0 -g "$g" -n 100
 
-check "ibv_rc_pingpong over loopback" pingpong rc ibv_rc_pingpong -n 100
-check "ibv_rc_pingpong 64 KiB messages" pingpong rc ibv_rc_pingpong -n 20 -s 65536
+pt=(-d sroce0 -x "$g" -F)
+# 1-byte messages: the message rate (column 5) is the figure.
+check "ib_send_bw -s 1 -n 500" perf_local 18520 5 ib_send_bw "${pt[@]}" -s 1 -n 500
+p=18521
+for args in "ib_send_bw -s 65536 -n 200" \
+	    "ib_send_bw -s 1048576 -n 10" "ib_write_bw -s 65536 -n 200" \
+	    "ib_write_bw -s 1048576 -n 10" "ib_read_bw -s 65536 -n 200" \
+	    "ib_read_bw -s 1048576 -n 10" "ib_atomic_bw -n 500" \
+	    "ib_send_bw -s 65536 -n 200 --use_old_post_send" \
+	    "ib_write_bw -s 4096 -n 200 --use_old_post_send"; do
+	p=$((p + 1))
+	check "$args" perf_local "$p" 4 ${args%% *} "${pt[@]}" ${args#* }
+done
+for args in "ib_send_lat -s 64 -n 200" "ib_write_lat -s 64 -n 200" \
+	    "ib_read_lat -s 64 -n 200"; do
+	p=$((p + 1))
+	check "$args" perf_local "$p" 3 ${args%% *} "${pt[@]}" ${args#* }
+done
+
+# Data integrity: every opcode, sizes around the MTU, multi-SGE, unaligned.
+integrity() {
+	timeout 300 "$SROCE_SRC/build/tests/sroce_integrity" -d sroce0 -g "$g" -p 18600 > /tmp/isrv.out 2>&1 &
+	local spid=$! rc
+	timeout 280 "$SROCE_SRC/build/tests/sroce_integrity" -d sroce0 -g "$g" -p 18600 "$@" 127.0.0.1 > /tmp/icli.out 2>&1
+	rc=$?
+	wait "$spid" || rc=1
+	grep -c '^ok' /tmp/icli.out | sed 's/^/# integrity checks passed: /'
+	grep -v '^ok' /tmp/icli.out | tail -5 | sed 's/^/# /'
+	return "$rc"
+}
+check "data integrity, all opcodes (MTU 1024)" integrity -n 2
 check "every object it made is gone" test "$before" = "$(objects)"
-rdma statistic show link sroce0/1 | tr ' ' '\n' | paste - - | sed 's/^/# /' | head -30
+rdma statistic show link sroce0/1 | tr -s ' ' '\n' | paste -d= - - | tr '\n' ' ' | sed 's/^/# /'
+echo
 check "rdma link delete sroce0" rdma link delete sroce0
 check "rmmod sroce" rmmod sroce
 check "no leak reported at unload" bash -c "! dmesg | grep -q 'sroce: leak'"

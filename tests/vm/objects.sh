@@ -25,6 +25,7 @@ while IFS= read -r line; do
 	"# "*)      diag "kernel: ${line#\# }" ;;
 	esac
 done < $results
+rdma statistic show link sroce0/1 | sed "s/^/# /"
 check "unload the test client" rmmod sroce_test
 after=$(objects)
 check "every object the client made is gone" test "$before" = "$after"

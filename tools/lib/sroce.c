@@ -32,10 +32,35 @@ struct sroce_cq {
 	uint32_t flags;			/* enum sroce_queue_flags */
 };
 
+/*
+ * The ibv_wr_* work-request API (ibv_qp_ex): WRs are built here between
+ * wr_start and wr_complete, then posted with one uverbs command; the
+ * kernel refuses or accepts the batch as post_send would.
+ */
+#define SROCE_MAX_SGE_USER	32	/* the kernel's SROCE_MAX_SGE */
+#define SROCE_MAX_INLINE_USER	256	/* the kernel's SROCE_MAX_INLINE */
+
+struct sroce_wr {
+	struct ibv_send_wr wr;
+	struct ibv_sge sge[SROCE_MAX_SGE_USER];
+	uint8_t inl[SROCE_MAX_INLINE_USER];
+};
+
 struct sroce_qp {
 	struct verbs_qp vqp;
 	uint32_t flags;
+	uint64_t send_ops;
+	struct sroce_wr *wrs;		/* the batch being built */
+	unsigned int nwr;
+	unsigned int max_wr;
+	int err;			/* the first error of the batch */
 };
+
+static inline struct sroce_qp *qpx_to_sqp(struct ibv_qp_ex *qpx)
+{
+	return (struct sroce_qp *)((char *)qpx -
+		offsetof(struct sroce_qp, vqp.qp_ex));
+}
 
 static inline struct sroce_context *to_sctx(struct ibv_context *ibctx)
 {
@@ -179,6 +204,271 @@ static int sroce_destroy_cq(struct ibv_cq *ibcq)
 	return err;
 }
 
+/* A new WR of the batch, with the fields every opcode sets. */
+static struct ibv_send_wr *sroce_wr_new(struct ibv_qp_ex *qpx,
+					enum ibv_wr_opcode opcode)
+{
+	struct sroce_qp *qp = qpx_to_sqp(qpx);
+	struct sroce_wr *w;
+
+	if (qp->err)
+		return NULL;
+	if (qp->nwr == qp->max_wr) {
+		qp->err = ENOMEM;	/* more than the SQ can hold */
+		return NULL;
+	}
+	w = &qp->wrs[qp->nwr++];
+	memset(&w->wr, 0, sizeof(w->wr));
+	w->wr.wr_id = qpx->wr_id;
+	w->wr.send_flags = qpx->wr_flags;
+	w->wr.opcode = opcode;
+	w->wr.sg_list = w->sge;
+	return &w->wr;
+}
+
+/* The WR the wr_set_* calls complete: the last one started. */
+static struct sroce_wr *sroce_wr_cur(struct ibv_qp_ex *qpx)
+{
+	struct sroce_qp *qp = qpx_to_sqp(qpx);
+
+	if (qp->err || !qp->nwr) {
+		if (!qp->err)
+			qp->err = EINVAL;
+		return NULL;
+	}
+	return &qp->wrs[qp->nwr - 1];
+}
+
+static void sroce_wr_start(struct ibv_qp_ex *qpx)
+{
+	struct sroce_qp *qp = qpx_to_sqp(qpx);
+
+	qp->nwr = 0;
+	qp->err = 0;
+}
+
+static int sroce_wr_complete(struct ibv_qp_ex *qpx)
+{
+	struct sroce_qp *qp = qpx_to_sqp(qpx);
+	struct ibv_send_wr *bad;
+	unsigned int i;
+	int err = qp->err;
+
+	if (!err && qp->nwr) {
+		for (i = 0; i + 1 < qp->nwr; i++)
+			qp->wrs[i].wr.next = &qp->wrs[i + 1].wr;
+		qp->wrs[qp->nwr - 1].wr.next = NULL;
+		err = ibv_cmd_post_send(&qp->vqp.qp, &qp->wrs[0].wr, &bad);
+	}
+	qp->nwr = 0;
+	qp->err = 0;
+	return err;
+}
+
+static void sroce_wr_abort(struct ibv_qp_ex *qpx)
+{
+	struct sroce_qp *qp = qpx_to_sqp(qpx);
+
+	qp->nwr = 0;
+	qp->err = 0;
+}
+
+static void sroce_wr_send(struct ibv_qp_ex *qpx)
+{
+	sroce_wr_new(qpx, IBV_WR_SEND);
+}
+
+static void sroce_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
+{
+	struct ibv_send_wr *wr = sroce_wr_new(qpx, IBV_WR_SEND_WITH_IMM);
+
+	if (wr)
+		wr->imm_data = imm;
+}
+
+static void sroce_wr_send_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
+{
+	struct ibv_send_wr *wr = sroce_wr_new(qpx, IBV_WR_SEND_WITH_INV);
+
+	if (wr)
+		wr->invalidate_rkey = rkey;
+}
+
+static void sroce_wr_rdma(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op,
+			  uint32_t rkey, uint64_t addr, __be32 imm)
+{
+	struct ibv_send_wr *wr = sroce_wr_new(qpx, op);
+
+	if (!wr)
+		return;
+	wr->wr.rdma.rkey = rkey;
+	wr->wr.rdma.remote_addr = addr;
+	wr->imm_data = imm;
+}
+
+static void sroce_wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+				uint64_t addr)
+{
+	sroce_wr_rdma(qpx, IBV_WR_RDMA_WRITE, rkey, addr, 0);
+}
+
+static void sroce_wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
+				    uint64_t addr, __be32 imm)
+{
+	sroce_wr_rdma(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, addr, imm);
+}
+
+static void sroce_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
+			       uint64_t addr)
+{
+	sroce_wr_rdma(qpx, IBV_WR_RDMA_READ, rkey, addr, 0);
+}
+
+static void sroce_wr_atomic(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op,
+			    uint32_t rkey, uint64_t addr, uint64_t cmp_add,
+			    uint64_t swap)
+{
+	struct ibv_send_wr *wr = sroce_wr_new(qpx, op);
+
+	if (!wr)
+		return;
+	wr->wr.atomic.rkey = rkey;
+	wr->wr.atomic.remote_addr = addr;
+	wr->wr.atomic.compare_add = cmp_add;
+	wr->wr.atomic.swap = swap;
+}
+
+static void sroce_wr_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
+			     uint64_t addr, uint64_t cmp, uint64_t swap)
+{
+	sroce_wr_atomic(qpx, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, addr, cmp, swap);
+}
+
+static void sroce_wr_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
+			       uint64_t addr, uint64_t add)
+{
+	sroce_wr_atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
+}
+
+static void sroce_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
+{
+	struct ibv_send_wr *wr = sroce_wr_new(qpx, IBV_WR_LOCAL_INV);
+
+	if (wr)
+		wr->invalidate_rkey = rkey;
+}
+
+static void sroce_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
+				 uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct sroce_wr *w = sroce_wr_cur(qpx);
+
+	if (!w)
+		return;
+	w->wr.wr.ud.ah = ah;
+	w->wr.wr.ud.remote_qpn = remote_qpn;
+	w->wr.wr.ud.remote_qkey = remote_qkey;
+}
+
+static void sroce_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
+				  const struct ibv_sge *sg_list)
+{
+	struct sroce_wr *w = sroce_wr_cur(qpx);
+
+	if (!w)
+		return;
+	if (num_sge > SROCE_MAX_SGE_USER) {
+		qpx_to_sqp(qpx)->err = EINVAL;
+		return;
+	}
+	memcpy(w->sge, sg_list, num_sge * sizeof(*sg_list));
+	w->wr.num_sge = num_sge;
+}
+
+static void sroce_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey,
+			     uint64_t addr, uint32_t length)
+{
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	sroce_wr_set_sge_list(qpx, 1, &sge);
+}
+
+/* Inline data is copied now: the caller may reuse its buffers at once. */
+static void sroce_wr_set_inline_data_list(struct ibv_qp_ex *qpx,
+					  size_t num_buf,
+					  const struct ibv_data_buf *buf)
+{
+	struct sroce_wr *w = sroce_wr_cur(qpx);
+	size_t i, n = 0;
+
+	if (!w)
+		return;
+	for (i = 0; i < num_buf; i++) {
+		if (buf[i].length > sizeof(w->inl) - n) {
+			qpx_to_sqp(qpx)->err = EINVAL;
+			return;
+		}
+		memcpy(w->inl + n, buf[i].addr, buf[i].length);
+		n += buf[i].length;
+	}
+	w->sge[0].addr = (uintptr_t)w->inl;
+	w->sge[0].length = n;
+	w->sge[0].lkey = 0;
+	w->wr.num_sge = 1;
+	w->wr.send_flags |= IBV_SEND_INLINE;
+}
+
+static void sroce_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
+				     size_t length)
+{
+	struct ibv_data_buf buf = { .addr = addr, .length = length };
+
+	sroce_wr_set_inline_data_list(qpx, 1, &buf);
+}
+
+#define SROCE_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+			IBV_QP_EX_WITH_SEND_WITH_INV | \
+			IBV_QP_EX_WITH_RDMA_WRITE | \
+			IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+			IBV_QP_EX_WITH_RDMA_READ | \
+			IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
+			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
+			IBV_QP_EX_WITH_LOCAL_INV)
+
+static int sroce_qp_ex_init(struct sroce_qp *qp,
+			    struct ibv_qp_init_attr_ex *attr)
+{
+	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
+
+	if (attr->send_ops_flags & ~(uint64_t)SROCE_SEND_OPS)
+		return EOPNOTSUPP;
+	/* A batch can hold as many WRs as the SQ (the caps granted). */
+	qp->max_wr = attr->cap.max_send_wr ? attr->cap.max_send_wr : 1;
+	qp->wrs = calloc(qp->max_wr, sizeof(*qp->wrs));
+	if (!qp->wrs)
+		return ENOMEM;
+	qp->send_ops = attr->send_ops_flags;
+	qpx->wr_start = sroce_wr_start;
+	qpx->wr_complete = sroce_wr_complete;
+	qpx->wr_abort = sroce_wr_abort;
+	qpx->wr_send = sroce_wr_send;
+	qpx->wr_send_imm = sroce_wr_send_imm;
+	qpx->wr_send_inv = sroce_wr_send_inv;
+	qpx->wr_rdma_write = sroce_wr_rdma_write;
+	qpx->wr_rdma_write_imm = sroce_wr_rdma_write_imm;
+	qpx->wr_rdma_read = sroce_wr_rdma_read;
+	qpx->wr_atomic_cmp_swp = sroce_wr_cmp_swp;
+	qpx->wr_atomic_fetch_add = sroce_wr_fetch_add;
+	qpx->wr_local_inv = sroce_wr_local_inv;
+	qpx->wr_set_ud_addr = sroce_wr_set_ud_addr;
+	qpx->wr_set_sge = sroce_wr_set_sge;
+	qpx->wr_set_sge_list = sroce_wr_set_sge_list;
+	qpx->wr_set_inline_data = sroce_wr_set_inline_data;
+	qpx->wr_set_inline_data_list = sroce_wr_set_inline_data_list;
+	qp->vqp.comp_mask |= VERBS_QP_EX;
+	return 0;
+}
+
 static struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ctx,
 					 struct ibv_qp_init_attr_ex *attr)
 {
@@ -187,8 +477,8 @@ static struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ctx,
 	struct sroce_qp *qp;
 	int err;
 
-	/* The ibv_wr_* API (IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) comes later. */
-	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD)) {
+	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
+				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -203,6 +493,15 @@ static struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ctx,
 		return NULL;
 	}
 	qp->flags = resp.drv.flags;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		err = sroce_qp_ex_init(qp, attr);
+		if (err) {
+			ibv_cmd_destroy_qp(&qp->vqp.qp);
+			free(qp);
+			errno = err;
+			return NULL;
+		}
+	}
 	return &qp->vqp.qp;
 }
 
@@ -239,10 +538,13 @@ static int sroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 
 static int sroce_destroy_qp(struct ibv_qp *ibqp)
 {
+	struct sroce_qp *qp = (struct sroce_qp *)ibqp;
 	int err = ibv_cmd_destroy_qp(ibqp);
 
-	if (!err)
-		free((struct sroce_qp *)ibqp);
+	if (!err) {
+		free(qp->wrs);
+		free(qp);
+	}
 	return err;
 }
 

@@ -90,6 +90,12 @@ struct verbs_mr {
 
 struct verbs_xrcd;
 
+/* verbs_qp.comp_mask: which parts of the union are valid. */
+enum {
+	VERBS_QP_XRCD	= 1 << 0,
+	VERBS_QP_EX	= 1 << 1,
+};
+
 struct verbs_qp {
 	union {
 		struct ibv_qp qp;

@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# vms: 2
+# timeout: 1500
+#
+# RC between two hosts: rdma-core pingpongs, perftest (both post paths) at
+# MTU 1024 and 4096 and sizes from 1 B to 1 MiB, the data-integrity tool,
+# then the same integrity run with netem loss (1%, 10%), reordering and
+# duplication on the link: data correct, no hang, retransmissions counted.
+. tests/vm/lib.sh
+
+objects() { cat /sys/kernel/debug/sroce/objects; }
+stat() { rdma statistic show link sroce0/1 | tr -s ' ' '\n' | awk -v k="$1" '$0 == k { getline; print }'; }
+
+check "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0
+wait_for 5 sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")"
+g=$(sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")")
+before=$(objects)
+vm_barrier up
+
+check "ibv_rc_pingpong" perf_pair 18515 0 ibv_rc_pingpong -d sroce0 -g "$g" -n 200
+check "ibv_srq_pingpong" perf_pair 18516 0 ibv_srq_pingpong -d sroce0 -g "$g" -n 50
+
+p=18520
+pt=(-d sroce0 -x "$g" -F)
+run_set() {	# run_set MTU: the perftest set at one path MTU
+	local args
+	# 1-byte messages: the message rate (column 5) is the figure.
+	p=$((p + 1))
+	check "MTU $1: ib_send_bw -s 1 -n 500" perf_pair "$p" 5 ib_send_bw "${pt[@]}" -m "$1" -s 1 -n 500
+	for args in "ib_send_bw -s 65536 -n 200" \
+		    "ib_write_bw -s 65536 -n 200" "ib_write_bw -s 1048576 -n 10" \
+		    "ib_read_bw -s 65536 -n 200" "ib_read_bw -s 1048576 -n 10" \
+		    "ib_atomic_bw -n 500" \
+		    "ib_send_bw -s 65536 -n 200 --use_old_post_send"; do
+		p=$((p + 1))
+		check "MTU $1: $args" perf_pair "$p" 4 ${args%% *} "${pt[@]}" -m "$1" ${args#* }
+	done
+	for args in "ib_send_lat -s 64 -n 200" "ib_write_lat -s 64 -n 200" \
+		    "ib_read_lat -s 64 -n 200"; do
+		p=$((p + 1))
+		check "MTU $1: $args" perf_pair "$p" 3 ${args%% *} "${pt[@]}" -m "$1" ${args#* }
+	done
+}
+run_set 1024
+
+integrity() {	# integrity PORT ARGS...
+	local port=$1 rc
+	shift
+	if [ "$VM_ID" = 0 ]; then
+		timeout 600 "$SROCE_SRC/build/tests/sroce_integrity" -d sroce0 -g "$g" -p "$port" "$@"
+		return
+	fi
+	timeout 580 "$SROCE_SRC/build/tests/sroce_integrity" -d sroce0 -g "$g" -p "$port" "$@" "$(vm_ip 0)" > /tmp/icli.out 2>&1
+	rc=$?
+	grep -c '^ok' /tmp/icli.out | sed 's/^/integrity checks passed: /'
+	grep -v '^ok' /tmp/icli.out | tail -5
+	return "$rc"
+}
+check "data integrity, all opcodes, MTU 1024" integrity 18600 -n 2
+
+# MTU 4096 needs jumbo frames on the link.
+check "eth0 MTU 9000" ip link set eth0 mtu 9000
+check "active MTU follows: 4096" wait_for 5 \
+	bash -c "ibv_devinfo -d sroce0 | grep -q 'active_mtu:.*4096'"
+vm_barrier jumbo
+run_set 4096
+check "data integrity, all opcodes, MTU 4096" integrity 18601 -n 1 -m 4096
+check "eth0 MTU back to 1500" ip link set eth0 mtu 1500
+vm_barrier mtu1500
+
+# Loss, reordering and duplication on the link (netem on both sides).
+netem() { tc qdisc replace dev eth0 root netem "$@"; }
+r0=$(stat retransmits)
+check "netem loss 1%" netem loss 1%
+vm_barrier loss1
+check "data integrity with 1% loss" integrity 18602 -n 1
+check "netem loss 10%" netem loss 10%
+vm_barrier loss10
+check "data integrity with 10% loss" integrity 18603 -n 1
+check "netem reorder and duplicate" netem delay 1ms reorder 20% 50% duplicate 2%
+vm_barrier reorder
+check "data integrity with reordering and duplication" integrity 18604 -n 1
+check "netem off" tc qdisc del dev eth0 root
+r1=$(stat retransmits)
+diag "retransmits under loss: $((r1 - r0))"
+[ "$VM_ID" = 1 ] && check "retransmissions were counted" test "$((r1 - r0))" -gt 0
+vm_barrier netem-done
+
+check "every object it made is gone" test "$before" = "$(objects)"
+rdma statistic show link sroce0/1 | tr -s ' ' '\n' | paste -d= - - | tr '\n' ' ' | sed 's/^/# /'
+echo
+check "rdma link delete sroce0" rdma link delete sroce0
+check "rmmod sroce" rmmod sroce
+check "no leak reported at unload" bash -c "! dmesg | grep -q 'sroce: leak'"
+tap_done

@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# vms: 2
+# timeout: 1500
+#
+# The benchmark inside two VMs (make bench): the same perftest rows over
+# sroce, then over rdma_rxe (the two stacks take turns: both use UDP 4791),
+# then TCP with iperf3, all in one boot.  VM 1 (the client) writes
+# "STACK ROW VALUE UNIT" lines to $SHARED/bench.txt; tools/bench/report
+# prints the table.  A benchmark, not a test: figures, no thresholds.
+. tests/vm/lib.sh
+
+out=$SHARED/bench.txt
+record() { [ "$VM_ID" = 1 ] && echo "$1 $2 $3 $4" >> "$out"; }
+
+# row STACK DEV GID PORT NAME COL UNIT PROG ARGS...
+row() {
+	local stack=$1 dev=$2 gid=$3 port=$4 name=$5 col=$6 unit=$7 v
+	shift 7
+	if perf_pair "$port" "$col" "$@" -d "$dev" -x "$gid" -F; then
+		[ "$VM_ID" = 1 ] && v=$(perf_row /tmp/cli.out | awk -v c="$col" '{ print $c }')
+	else
+		v=failed
+	fi
+	record "$stack" "$name" "${v:-failed}" "$unit"
+	diag "$stack $name: ${v:-see VM 1} $unit"
+}
+
+rows() {	# rows STACK DEV PORTBASE
+	local s=$1 d=$2 p=$3 g
+	g=$(sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")" "$d")
+	row "$s" "$d" "$g" $((p + 1)) send_bw_64KiB 4 MB/s ib_send_bw -s 65536 -n 2000
+	row "$s" "$d" "$g" $((p + 2)) write_bw_64KiB 4 MB/s ib_write_bw -s 65536 -n 2000
+	row "$s" "$d" "$g" $((p + 3)) read_bw_64KiB 4 MB/s ib_read_bw -s 65536 -n 2000
+	row "$s" "$d" "$g" $((p + 4)) send_rate_64B 5 Mpps ib_send_bw -s 64 -n 20000
+	row "$s" "$d" "$g" $((p + 5)) send_lat_64B 5 usec ib_send_lat -s 64 -n 2000
+	row "$s" "$d" "$g" $((p + 6)) read_lat_64B 5 usec ib_read_lat -s 64 -n 2000
+}
+
+[ "$VM_ID" = 1 ] && : > "$out"
+check "sroce: rdma link add" rdma link add sroce0 type sroce netdev eth0
+wait_for 5 sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")" sroce0
+vm_barrier sroce-up
+rows sroce sroce0 19100
+vm_barrier sroce-done
+rdma statistic show link sroce0/1 | sed 's/^/# /'
+check "sroce: rdma link delete" rdma link delete sroce0
+check "sroce: rmmod" rmmod sroce
+
+check "rxe: modprobe rdma_rxe" modprobe rdma_rxe
+check "rxe: rdma link add" rdma link add rxe0 type rxe netdev eth0
+wait_for 5 sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")" rxe0
+vm_barrier rxe-up
+rows rxe rxe0 19200
+vm_barrier rxe-done
+check "rxe: rdma link delete" rdma link delete rxe0
+check "rxe: rmmod" rmmod rdma_rxe
+
+# TCP, one stream.
+if [ "$VM_ID" = 0 ]; then
+	iperf3 -s -1 -p 19300 > /tmp/iperf.out 2>&1 &
+	wait_for 20 listening 19300
+	vm_put iperf-ready 1
+	wait
+else
+	vm_get iperf-ready 300 > /dev/null
+	iperf3 -c "$(vm_ip 0)" -p 19300 -t 10 -f m > /tmp/iperf.out 2>&1
+	v=$(awk '/receiver/ { for (i = 1; i <= NF; i++) if ($i == "Mbits/sec") print $(i - 1) }' /tmp/iperf.out)
+	record tcp stream_bw "$(awk -v v="${v:-0}" 'BEGIN { printf "%.2f", v / 8 }')" MB/s
+fi
+vm_barrier tcp-done
+tap_done
