@@ -5,6 +5,7 @@
  * report in /sys/kernel/debug/kunit/<suite>/results.
  */
 #include <kunit/test.h>
+#include <linux/crc32.h>
 #include <linux/netdevice.h>
 #include <linux/slab.h>
 
@@ -176,4 +177,109 @@ static struct kunit_suite sroce_port_suite = {
 	.test_cases = sroce_port_cases,
 };
 
-kunit_test_suites(&sroce_cq_suite, &sroce_port_suite);
+/* ---- transport: PSN arithmetic (IBA 9.7.1) ---- */
+
+static void sroce_psn_wraps(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, sroce_psn_add(0xffffff, 1), 0U);
+	KUNIT_EXPECT_EQ(test, sroce_psn_add(0xfffff0, 0x20), 0x10U);
+	KUNIT_EXPECT_EQ(test, sroce_psn_diff(0, 0xffffff), 1);
+	KUNIT_EXPECT_EQ(test, sroce_psn_diff(0xffffff, 0), -1);
+	KUNIT_EXPECT_EQ(test, sroce_psn_diff(5, 5), 0);
+	KUNIT_EXPECT_EQ(test, sroce_psn_diff(0x10, 0xfffff0), 0x20);
+	/* half the space ahead is "after", the other half "before" */
+	KUNIT_EXPECT_GT(test, sroce_psn_diff(0x7fffff, 0), 0);
+	KUNIT_EXPECT_LT(test, sroce_psn_diff(0x800000, 0), 0);
+}
+
+/* ---- wire format: the opcode table (IBA 9.2.1 table 38) ---- */
+
+static void sroce_opcode_headers(struct kunit *test)
+{
+	static const struct {
+		u8 op;
+		unsigned int ext;
+		u32 flags;
+	} t[] = {
+		{ SROCE_SEND_ONLY, 0, SROCE_F_FIRST | SROCE_F_LAST },
+		{ SROCE_SEND_LAST_IMM, 4, SROCE_F_LAST },
+		{ SROCE_SEND_ONLY_INV, 4, SROCE_F_FIRST | SROCE_F_LAST },
+		{ SROCE_WRITE_FIRST, 16, SROCE_F_FIRST },
+		{ SROCE_WRITE_MIDDLE, 0, 0 },
+		{ SROCE_WRITE_ONLY_IMM, 20, SROCE_F_FIRST | SROCE_F_LAST },
+		{ SROCE_READ_REQ, 16, SROCE_F_FIRST | SROCE_F_LAST },
+		{ SROCE_READ_RESP_FIRST, 4, SROCE_F_FIRST },
+		{ SROCE_READ_RESP_MIDDLE, 0, 0 },
+		{ SROCE_ACK, 4, SROCE_F_FIRST | SROCE_F_LAST },
+		{ SROCE_ATOMIC_ACK, 12, SROCE_F_FIRST | SROCE_F_LAST },
+		{ SROCE_CMP_SWAP, 28, SROCE_F_FIRST | SROCE_F_LAST },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		u32 info = sroce_op_info(t[i].op);
+
+		KUNIT_EXPECT_TRUE(test, info & SROCE_F_VALID);
+		KUNIT_EXPECT_EQ_MSG(test, sroce_ext_len(info), t[i].ext,
+				    "opcode %#x", t[i].op);
+		KUNIT_EXPECT_EQ_MSG(test, info & (SROCE_F_FIRST | SROCE_F_LAST),
+				    t[i].flags, "opcode %#x", t[i].op);
+	}
+	/* UD SEND_ONLY_IMM: DETH and immediate */
+	KUNIT_EXPECT_EQ(test, sroce_ext_len(sroce_op_info(SROCE_SEND_ONLY_IMM) |
+					    SROCE_H_DETH), 12U);
+	KUNIT_EXPECT_FALSE(test, sroce_op_info(0x15) & SROCE_F_VALID);
+	KUNIT_EXPECT_FALSE(test, sroce_op_info(0x1f) & SROCE_F_VALID);
+}
+
+/* ---- wire format: ICRC (IBA A17.3.3) ---- */
+
+static void sroce_icrc_masks(struct kunit *test)
+{
+	u8 pkt[20 + 8 + 12 + 16] = {
+		0x45, 0x00, 0x00, sizeof(pkt), 0x12, 0x34, 0x40, 0x00,
+		0x40, 0x11, 0x00, 0x00, 10, 77, 0, 1, 10, 77, 0, 2,	/* IPv4 */
+		0xc0, 0x01, 0x12, 0xb7, 0x00, 8 + 12 + 16, 0x00, 0x00,	/* UDP */
+		0x04, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x11,
+		0x00, 0x00, 0x00, 0x07,					/* BTH */
+		1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+	};
+	u8 ones[8];
+	u32 icrc = sroce_icrc(pkt, true, pkt + 28, 12 + 16);
+
+	/* The seed is the CRC of the 8-byte masked LRH of ones. */
+	memset(ones, 0xff, sizeof(ones));
+	KUNIT_EXPECT_EQ(test, crc32_le(~0U, ones, sizeof(ones)), 0xdebb20e3U);
+
+	/* Fields a router may change are masked: TOS, TTL, IP/UDP checksums, FECN/BECN. */
+	pkt[1] = 0xb8;
+	pkt[8] = 3;
+	pkt[10] = 0x5a;
+	pkt[26] = 0x77;
+	pkt[28 + 4] = 0xc0;
+	KUNIT_EXPECT_EQ(test, sroce_icrc(pkt, true, pkt + 28, 12 + 16), icrc);
+
+	/* Anything else is covered: the source address, the PSN, the payload. */
+	pkt[15] = 9;
+	KUNIT_EXPECT_NE(test, sroce_icrc(pkt, true, pkt + 28, 12 + 16), icrc);
+	pkt[15] = 1;
+	pkt[28 + 11] = 8;
+	KUNIT_EXPECT_NE(test, sroce_icrc(pkt, true, pkt + 28, 12 + 16), icrc);
+	pkt[28 + 11] = 7;
+	pkt[40] = 0;
+	KUNIT_EXPECT_NE(test, sroce_icrc(pkt, true, pkt + 28, 12 + 16), icrc);
+}
+
+static struct kunit_case sroce_wire_cases[] = {
+	KUNIT_CASE(sroce_psn_wraps),
+	KUNIT_CASE(sroce_opcode_headers),
+	KUNIT_CASE(sroce_icrc_masks),
+	{}
+};
+
+static struct kunit_suite sroce_wire_suite = {
+	.name = "sroce_wire",
+	.test_cases = sroce_wire_cases,
+};
+
+kunit_test_suites(&sroce_cq_suite, &sroce_port_suite, &sroce_wire_suite);

@@ -50,8 +50,16 @@ static struct work_struct sroce_loop_work;
  */
 #define SROCE_ICRC_SEED	0xdebb20e3
 
-static u32 sroce_icrc(const void *nethdr, bool ipv4, const u8 *bth,
-		      u32 len)
+/**
+ * sroce_icrc - the ICRC of a RoCEv2 packet
+ * @nethdr: the IP header, followed by the UDP header
+ * @ipv4: IPv4 (else IPv6)
+ * @bth: the BTH
+ * @len: bytes from the BTH to the ICRC (excluded)
+ *
+ * Return: the ICRC, to be stored little endian behind the payload.
+ */
+u32 sroce_icrc(const void *nethdr, bool ipv4, const u8 *bth, u32 len)
 {
 	u8 ps[sizeof(struct ipv6hdr) + sizeof(struct udphdr) +
 	      sizeof(struct sroce_bth)];
@@ -65,7 +73,7 @@ static u32 sroce_icrc(const void *nethdr, bool ipv4, const u8 *bth,
 
 		ih->tos = 0xff;
 		ih->ttl = 0xff;
-		ih->check = htons(0xffff);
+		ih->check = CSUM_MANGLED_0;
 	} else {
 		struct ipv6hdr *ih = (struct ipv6hdr *)ps;
 
@@ -74,7 +82,7 @@ static u32 sroce_icrc(const void *nethdr, bool ipv4, const u8 *bth,
 		ih->hop_limit = 0xff;
 	}
 	uh = (struct udphdr *)(ps + nlen);
-	uh->check = htons(0xffff);
+	uh->check = CSUM_MANGLED_0;
 	memcpy(ps + nlen + sizeof(*uh), bth, sizeof(struct sroce_bth));
 	ps[nlen + sizeof(*uh) + 4] = 0xff;	/* FECN, BECN, resv6 */
 
@@ -239,7 +247,7 @@ int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 		skb_reset_network_header(skb);
 		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 		ip6_flow_hdr(ih, av->traffic_class,
-			     htonl(av->flow_label & IPV6_FLOWLABEL_MASK));
+			     htonl(av->flow_label) & IPV6_FLOWLABEL_MASK);
 		ih->payload_len = htons(skb->len - sizeof(*ih));
 		ih->nexthdr = IPPROTO_UDP;
 		ih->hop_limit = av->hop_limit ? av->hop_limit : 64;

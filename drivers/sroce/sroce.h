@@ -691,6 +691,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 int sroce_net_init(void);
 void sroce_net_exit(void);
 u16 sroce_src_port(u32 qpn);
+u32 sroce_icrc(const void *nethdr, bool ipv4, const u8 *bth, u32 len);
 int sroce_pkt_alloc(struct sroce_dev *sdev, struct sroce_pkt *pkt, u8 opcode,
 		    u32 paylen);
 int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,

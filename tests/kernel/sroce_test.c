@@ -649,8 +649,9 @@ static int sroce_test_send(struct ib_qp *qp, struct ib_cq *cq,
  * target, RDMA WRITE, RDMA READ, both atomics, then a bad rkey: remote
  * access error on the requester, both QPs in Error, receives flushed.
  */
-static void sroce_test_data(struct sroce_test *t, struct ib_pd *pd,
-			    int sgid_index)
+static noinline_for_stack void
+sroce_test_data(struct sroce_test *t, struct ib_pd *pd,
+		int sgid_index)
 {
 	struct ib_cq *cqa = NULL, *cqb = NULL;
 	struct ib_qp *qa = NULL, *qb = NULL;
@@ -705,7 +706,7 @@ static void sroce_test_data(struct sroce_test *t, struct ib_pd *pd,
 		sroce_test_ok(t, !err && rwc.status == IB_WC_SUCCESS &&
 			      rwc.byte_len == 40000 && rwc.wr_id == 7 &&
 			      sroce_test_same(b + 1, 20000, 1) &&
-			      sroce_test_same(b + 30001, 20000, (u8)(20000 * 7 + 1)),
+			      sroce_test_same(b + 30001, 20000, (20000 * 7 + 1) & 0xff),
 			      "SEND 40000 bytes into two SGEs (%d, status %d/%d, len %u)",
 			      err, wc.status, rwc.status, rwc.byte_len);
 	}
@@ -851,8 +852,9 @@ static const enum ib_poll_context sroce_test_poll_ctx[] = {
  * sends 4 messages to its own 4 receives; 256 completions in 4 CQs of
  * all poll contexts, each accounted for exactly once.
  */
-static void sroce_test_traffic(struct sroce_test *t, struct ib_pd *pd,
-			       struct ib_qp **qp, int nqp)
+static noinline_for_stack void
+sroce_test_traffic(struct sroce_test *t, struct ib_pd *pd,
+		   struct ib_qp **qp, int nqp)
 {
 	const int per = 4, len = 256;
 	u8 *buf = kzalloc(nqp * per * len * 2, GFP_KERNEL);
