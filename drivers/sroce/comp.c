@@ -117,27 +117,23 @@ enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key)
 	return status;
 }
 
-static void sroce_complete_wqe(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
+/* The completion of a finished WQE; false if it makes none (unsignaled). */
+static bool sroce_wqe_wc(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
+			 struct ib_wc *wc)
 {
-	struct ib_wc wc = {
-		.wr_id = wqe->wr_id,
-		.status = wqe->status,
-		.opcode = sroce_wc_opcode(wqe->opcode),
-		.qp = &qp->ibqp,
-	};
-
-	sroce_wqe_release(wqe);
-	if (wqe->status == IB_WC_SUCCESS &&
-	    qp->sq_sig_type != IB_SIGNAL_ALL_WR &&
-	    !(wqe->send_flags & IB_SEND_SIGNALED))
-		return;
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = wqe->wr_id;
+	wc->status = wqe->status;
+	wc->opcode = sroce_wc_opcode(wqe->opcode);
+	wc->qp = &qp->ibqp;
 	if (wqe->opcode == IB_WR_RDMA_READ)
-		wc.byte_len = wqe->length;
+		wc->byte_len = wqe->length;
 	else if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 		 wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
-		wc.byte_len = 8;
-	trace_sroce_complete(qp, &wc);
-	sroce_cq_complete(to_scq(qp->ibqp.send_cq), &wc, false);
+		wc->byte_len = 8;
+	return wqe->status != IB_WC_SUCCESS ||
+	       qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
+	       (wqe->send_flags & IB_SEND_SIGNALED);
 }
 
 /**
@@ -156,12 +152,25 @@ void sroce_comp_run(struct sroce_qp *qp)
 		struct sroce_send_wqe *wqe = sroce_sq_wqe(qp, qp->sq.head);
 		enum ib_wc_status status = wqe->status;
 
+		struct ib_wc wc;
+		bool signaled;
+
 		if (wqe->state != SROCE_WQE_DONE)
 			break;
-		sroce_complete_wqe(qp, wqe);
+		signaled = sroce_wqe_wc(qp, wqe, &wc);
+		sroce_wqe_release(wqe);
+		/*
+		 * Free the slot before the completion is seen: a consumer that
+		 * polls it may post again at once (IBA 10.8.3.1: the SQ slot
+		 * of a completed WR is free), and must not find the SQ full.
+		 */
 		spin_lock_irqsave(&qp->sq.lock, flags);
 		qp->sq.head++;
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
+		if (signaled) {
+			trace_sroce_complete(qp, &wc);
+			sroce_cq_complete(to_scq(qp->ibqp.send_cq), &wc, false);
+		}
 		if (status != IB_WC_SUCCESS) {
 			sroce_qp_error(qp);
 			return;

@@ -195,8 +195,17 @@ static struct ib_qp *sroce_test_rc_qp(struct sroce_test *t, struct ib_pd *pd,
 }
 
 /* RESET -> INIT -> RTR -> RTS for an RC QP towards @dest_qpn. */
+static int sroce_test_connect_rnr(struct sroce_test *t, struct ib_qp *qp,
+				  u32 dest_qpn, int sgid_index, u8 rnr_retry);
+
 static int sroce_test_connect(struct sroce_test *t, struct ib_qp *qp,
 			      u32 dest_qpn, int sgid_index)
+{
+	return sroce_test_connect_rnr(t, qp, dest_qpn, sgid_index, 7);
+}
+
+static int sroce_test_connect_rnr(struct sroce_test *t, struct ib_qp *qp,
+				  u32 dest_qpn, int sgid_index, u8 rnr_retry)
 {
 	struct ib_qp_attr a = {};
 	int err;
@@ -230,7 +239,7 @@ static int sroce_test_connect(struct sroce_test *t, struct ib_qp *qp,
 	a.sq_psn = 0x123;
 	a.timeout = 14;
 	a.retry_cnt = 7;
-	a.rnr_retry = 7;
+	a.rnr_retry = rnr_retry;
 	a.max_rd_atomic = 4;
 	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_SQ_PSN |
 			    IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
@@ -643,6 +652,94 @@ static int sroce_test_send(struct ib_qp *qp, struct ib_cq *cq,
 	return wc->status == IB_WC_SUCCESS ? 0 : -EIO;
 }
 
+/* Back to RESET, then connected again, CQs empty. */
+static int sroce_test_reconnect(struct sroce_test *t, struct ib_qp *qa,
+				struct ib_qp *qb, struct ib_cq *cqa,
+				struct ib_cq *cqb, int sgid_index, u8 rnr_retry)
+{
+	struct ib_qp_attr r = { .qp_state = IB_QPS_RESET };
+	struct ib_wc wc;
+
+	while (ib_poll_cq(cqa, 1, &wc) > 0 || ib_poll_cq(cqb, 1, &wc) > 0)
+		;
+	return ib_modify_qp(qa, &r, IB_QP_STATE) ?:
+	       ib_modify_qp(qb, &r, IB_QP_STATE) ?:
+	       sroce_test_connect_rnr(t, qa, qb->qp_num, sgid_index,
+				      rnr_retry) ?:
+	       sroce_test_connect_rnr(t, qb, qa->qp_num, sgid_index, 7);
+}
+
+/*
+ * Error paths of the data path (IBA 9.9.3): a write past the end of the
+ * target MR and a read of an MR without remote read access end in
+ * IB_WC_REM_ACCESS_ERR with nothing written; a SEND without a receive WQE
+ * and rnr_retry 0 ends in IB_WC_RNR_RETRY_EXC_ERR, the responder staying
+ * in RTS.
+ */
+static noinline_for_stack void
+sroce_test_errors(struct sroce_test *t, struct ib_qp *qa, struct ib_qp *qb,
+		  struct ib_cq *cqa, struct ib_cq *cqb, struct ib_mr *mr,
+		  u8 *a, u8 *b, u64 da, u64 db, u32 lkey, int sgid_index)
+{
+	struct ib_sge sge = { .addr = da, .length = 100, .lkey = lkey };
+	struct ib_rdma_wr wr = {
+		.wr = { .opcode = IB_WR_RDMA_WRITE, .sg_list = &sge,
+			.num_sge = 1 },
+		.rkey = mr->rkey,
+	};
+	struct ib_send_wr inv = { .opcode = IB_WR_LOCAL_INV,
+				  .ex.invalidate_rkey = mr->rkey };
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR },
+		.mr = mr,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
+	};
+	struct ib_qp_attr qattr;
+	struct ib_qp_init_attr init;
+	struct ib_wc wc = {};
+	int err;
+
+	/* RDMA WRITE of 100 bytes, 50 of them past the end of the MR */
+	err = sroce_test_reconnect(t, qa, qb, cqa, cqb, sgid_index, 7);
+	memset(b, 0x5a, SROCE_TEST_DATA);
+	memset(a, 0xa5, 100);
+	wr.remote_addr = mr->iova + mr->length - 50;
+	err = err ?: sroce_test_send(qa, cqa, &wr.wr, &wc);
+	sroce_test_ok(t, err == -EIO && wc.status == IB_WC_REM_ACCESS_ERR &&
+		      b[SROCE_TEST_DATA - 50] == 0x5a &&
+		      b[SROCE_TEST_DATA - 1] == 0x5a,
+		      "write past the MR's end: IB_WC_REM_ACCESS_ERR, nothing written (%d, %d)",
+		      err, wc.status);
+
+	/* LOCAL_INV, then REG_MR without remote read; RDMA READ of it */
+	err = sroce_test_reconnect(t, qa, qb, cqa, cqb, sgid_index, 7);
+	err = err ?: sroce_test_send(qb, cqb, &inv, &wc);
+	sroce_test_ok(t, !err && wc.opcode == IB_WC_LOCAL_INV,
+		      "IB_WR_LOCAL_INV (%d)", err);
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey) & 0xff);
+	reg.key = mr->rkey;
+	err = err ?: sroce_test_send(qb, cqb, &reg.wr, &wc);
+	wr.wr.opcode = IB_WR_RDMA_READ;
+	wr.rkey = mr->rkey;
+	wr.remote_addr = mr->iova;
+	memset(a, 0, 100);
+	err = err ?: sroce_test_send(qa, cqa, &wr.wr, &wc);
+	sroce_test_ok(t, err == -EIO && wc.status == IB_WC_REM_ACCESS_ERR &&
+		      !a[0] && !a[99],
+		      "read of an MR without remote read: IB_WC_REM_ACCESS_ERR (%d, %d)",
+		      err, wc.status);
+
+	/* SEND with no receive posted, rnr_retry 0 */
+	err = sroce_test_reconnect(t, qa, qb, cqa, cqb, sgid_index, 0);
+	wr.wr.opcode = IB_WR_SEND;
+	err = err ?: sroce_test_send(qa, cqa, &wr.wr, &wc);
+	ib_query_qp(qb, &qattr, IB_QP_STATE, &init);
+	sroce_test_ok(t, err == -EIO && wc.status == IB_WC_RNR_RETRY_EXC_ERR &&
+		      qattr.qp_state == IB_QPS_RTS,
+		      "SEND without a receive, rnr_retry 0: IB_WC_RNR_RETRY_EXC_ERR, responder still RTS (%d, %d, %d)",
+		      err, wc.status, qattr.qp_state);
+}
+
 /*
  * The data path from kernel space, two RC QPs of one device talking over
  * loopback: SEND into two SGEs, fast registration (IB_WR_REG_MR) of the
@@ -821,6 +918,8 @@ sroce_test_data(struct sroce_test *t, struct ib_pd *pd,
 			      "both QPs in Error, the receive flushed (%d, %d)",
 			      err, rwc.status);
 	}
+	sroce_test_errors(t, qa, qb, cqa, cqb, mr, a, b, da, db, lkey,
+			  sgid_index);
 out:
 	if (mr)
 		ib_dereg_mr(mr);

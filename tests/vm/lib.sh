@@ -135,17 +135,19 @@ perf_local() {
 	local port=$1 col=$2 spid crc src try
 	shift 2
 	for try in 1 2; do
-		timeout 300 "$@" -p "$port" > /tmp/srv.out 2>&1 &
+		timeout 300 "$@" -p "$port" > /tmp/srv.out 2> /tmp/srv.err &
 		spid=$!
 		wait_for 30 listening "$port"
-		timeout 240 "$@" -p "$port" 127.0.0.1 > /tmp/cli.out 2>&1
+		timeout 240 "$@" -p "$port" 127.0.0.1 > /tmp/cli.out 2> /tmp/cli.err
 		crc=$?
 		wait "$spid"
 		src=$?
 		if [ "$crc" -ne 0 ] || [ "$src" -ne 0 ]; then
 			echo "client rc $crc, server rc $src"
-			sed 's/^/srv: /' /tmp/srv.out | tail -8
-			sed 's/^/cli: /' /tmp/cli.out | tail -8
+			sed 's/^/srv: /' /tmp/srv.err | tail -8
+			sed 's/^/srv: /' /tmp/srv.out | tail -4
+			sed 's/^/cli: /' /tmp/cli.err | tail -8
+			sed 's/^/cli: /' /tmp/cli.out | tail -4
 			return 1
 		fi
 		[ "$col" = 0 ] && return 0
@@ -169,7 +171,7 @@ perf_pair() {
 	for try in 1 2; do
 		n="$port.$try"
 		if [ "$VM_ID" = 0 ]; then
-			timeout 300 "$@" -p "$port" > /tmp/srv.out 2>&1 &
+			timeout 300 "$@" -p "$port" > /tmp/srv.out 2> /tmp/srv.err &
 			spid=$!
 			wait_for 30 listening "$port"
 			vm_put "ready.$n" 1
@@ -179,7 +181,7 @@ perf_pair() {
 			crc=$(vm_get "cli.$n" 300) || crc=timeout
 		else
 			vm_get "ready.$n" 300 > /dev/null
-			timeout 240 "$@" -p "$port" "$(vm_ip 0)" > /tmp/cli.out 2>&1
+			timeout 240 "$@" -p "$port" "$(vm_ip 0)" > /tmp/cli.out 2> /tmp/cli.err
 			rc=$?
 			crc=$rc
 			if [ "$rc" = 0 ] && [ "$col" != 0 ]; then
@@ -196,8 +198,11 @@ perf_pair() {
 		fi
 		if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
 			echo "client rc $crc, server rc $src"
-			[ "$VM_ID" = 0 ] && sed 's/^/srv: /' /tmp/srv.out | tail -8
-			[ "$VM_ID" = 1 ] && sed 's/^/cli: /' /tmp/cli.out | tail -8
+			# stderr apart: stdout is flushed only at exit
+			[ "$VM_ID" = 0 ] && sed 's/^/srv: /' /tmp/srv.err | tail -8
+			[ "$VM_ID" = 0 ] && sed 's/^/srv: /' /tmp/srv.out | tail -4
+			[ "$VM_ID" = 1 ] && sed 's/^/cli: /' /tmp/cli.err | tail -8
+			[ "$VM_ID" = 1 ] && sed 's/^/cli: /' /tmp/cli.out | tail -4
 			return 1
 		fi
 		return 0
