@@ -185,10 +185,17 @@ void sroce_comp_run(struct sroce_qp *qp)
 		del_timer(&qp->retry_timer);
 }
 
-/* The retry timeout of the QP, IBA 9.7.6.1.3: 4.096 us * 2^timeout. */
+/*
+ * The retry timeout of the QP, IBA 9.7.6.1.3: 4.096 us * 2^timeout, the
+ * least a requester waits.  Consecutive timeouts without progress double it
+ * (up to 32 times): a responder that is merely slow, a CPU starved under
+ * emulation or a debug kernel, is not flooded with retransmissions of a
+ * window it is still working through.
+ */
 static unsigned long sroce_retry_jiffies(struct sroce_qp *qp)
 {
-	u64 ns = 4096ULL << min_t(u8, qp->attr.timeout, 31);
+	u64 ns = (4096ULL << min_t(u8, qp->attr.timeout, 31)) <<
+		 qp->comp.backoff;
 
 	return max_t(unsigned long, nsecs_to_jiffies64(ns), 1);
 }
@@ -255,6 +262,7 @@ static void sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 	if (progress) {
 		qp->comp.retry = qp->attr.retry_cnt;
 		qp->comp.rnr_retry = qp->attr.rnr_retry;
+		qp->comp.backoff = 0;
 		qp->comp.progress = jiffies;
 	}
 	if (lost && qp->comp.gap_psn != qp->comp.psn) {
@@ -334,6 +342,7 @@ static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		wqe->state = SROCE_WQE_DONE;
 	qp->comp.retry = qp->attr.retry_cnt;
 	qp->comp.rnr_retry = qp->attr.rnr_retry;
+	qp->comp.backoff = 0;
 	qp->comp.progress = jiffies;
 }
 
@@ -485,6 +494,8 @@ static void sroce_retry_timer(struct timer_list *t)
 		goto out;
 	}
 	qp->comp.retry--;
+	if (qp->comp.backoff < 5)
+		qp->comp.backoff++;
 	qp->comp.gap_psn = U32_MAX;
 	sroce_req_rewind(qp);
 	qp->comp.progress = jiffies;

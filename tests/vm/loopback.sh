@@ -20,15 +20,20 @@ check "ibv_rc_pingpong" perf_local 18515 0 ibv_rc_pingpong -d sroce0 -g "$g" -n 
 check "ibv_rc_pingpong 64 KiB" perf_local 18516 0 ibv_rc_pingpong -d sroce0 -g "$g" -n 20 -s 65536
 check "ibv_srq_pingpong" perf_local 18517 0 ibv_srq_pingpong -d sroce0 -g "$g" -n 50
 check "ibv_uc_pingpong" perf_local 18518 0 ibv_uc_pingpong -d sroce0 -g "$g" -n 100
+wait_for 10 sroce_gid "fd77:0000:0000:0000:0000:0000:0000:0001"
+g6=$(sroce_gid "fd77:0000:0000:0000:0000:0000:0000:0001")
+check "IPv6 GID present" test -n "$g6"
+check "ibv_rc_pingpong over IPv6" perf_local 18519 0 ibv_rc_pingpong -d sroce0 -g "$g6" -n 100
 
 pt=(-d sroce0 -x "$g" -F)
-# 1-byte messages: the message rate (column 5) is the figure.
+# 1-byte messages and atomics: the message rate (column 5) is the figure.
 check "ib_send_bw -s 1 -n 500" perf_local 18520 5 ib_send_bw "${pt[@]}" -s 1 -n 500
+check "ib_atomic_bw -n 500" perf_local 18540 5 ib_atomic_bw "${pt[@]}" -n 500
 p=18521
 for args in "ib_send_bw -s 65536 -n 200" \
 	    "ib_send_bw -s 1048576 -n 10" "ib_write_bw -s 65536 -n 200" \
 	    "ib_write_bw -s 1048576 -n 10" "ib_read_bw -s 65536 -n 200" \
-	    "ib_read_bw -s 1048576 -n 10" "ib_atomic_bw -n 500" \
+	    "ib_read_bw -s 1048576 -n 10" \
 	    "ib_send_bw -s 65536 -n 200 --use_old_post_send" \
 	    "ib_write_bw -s 4096 -n 200 --use_old_post_send"; do
 	p=$((p + 1))

@@ -28,10 +28,11 @@ run_set() {	# run_set MTU: the perftest set at one path MTU
 	# 1-byte messages: the message rate (column 5) is the figure.
 	p=$((p + 1))
 	check "MTU $1: ib_send_bw -s 1 -n 500" perf_pair "$p" 5 ib_send_bw "${pt[@]}" -m "$1" -s 1 -n 500
+	p=$((p + 1))
+	check "MTU $1: ib_atomic_bw -n 500" perf_pair "$p" 5 ib_atomic_bw "${pt[@]}" -m "$1" -n 500
 	for args in "ib_send_bw -s 65536 -n 200" \
 		    "ib_write_bw -s 65536 -n 200" "ib_write_bw -s 1048576 -n 10" \
 		    "ib_read_bw -s 65536 -n 200" "ib_read_bw -s 1048576 -n 10" \
-		    "ib_atomic_bw -n 500" \
 		    "ib_send_bw -s 65536 -n 200 --use_old_post_send"; do
 		p=$((p + 1))
 		check "MTU $1: $args" perf_pair "$p" 4 ${args%% *} "${pt[@]}" -m "$1" ${args#* }
@@ -58,6 +59,17 @@ integrity() {	# integrity PORT ARGS...
 	return "$rc"
 }
 check "data integrity, all opcodes, MTU 1024" integrity 18600 -n 2
+
+# RoCEv2 over IPv6: the GIDs of fd77::1 and fd77::2.
+g4=$g
+wait_for 10 sroce_gid "fd77:0000:0000:0000:0000:0000:0000:000$((VM_ID + 1))"
+g=$(sroce_gid "fd77:0000:0000:0000:0000:0000:0000:000$((VM_ID + 1))")
+diag "IPv6 GID index $g"
+check "IPv6 GID present" test -n "$g"
+check "IPv6: ibv_rc_pingpong" perf_pair 18590 0 ibv_rc_pingpong -d sroce0 -g "$g" -n 100
+check "IPv6: ib_write_bw -s 65536" perf_pair 18591 4 ib_write_bw -d sroce0 -x "$g" -F -s 65536 -n 200
+check "IPv6: data integrity, all opcodes" integrity 18599 -n 1
+g=$g4
 
 # MTU 4096 needs jumbo frames on the link.
 check "eth0 MTU 9000" ip link set eth0 mtu 9000
