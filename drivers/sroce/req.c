@@ -650,11 +650,23 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 
 	/*
-	 * Run the requester here when we can: not from interrupts, and not
-	 * when this CPU already runs the QP's engine (a completion handler
-	 * that posts again).
+	 * Run the requester here when we can: not from interrupts.  A user
+	 * QP posts from its process, never from inside the engine: it waits
+	 * for the lock (the engine holds it briefly; deferring to the work
+	 * item would cost a scheduler slice against a busy-polling process).
+	 * A kernel QP may post from a completion handler the engine calls
+	 * with the lock held: it only tries.
 	 */
-	if (in_task() && !irqs_disabled() && spin_trylock_bh(&qp->lock)) {
+	if (in_task() && !irqs_disabled() && ibqp->uobject) {
+		bool more;
+
+		spin_lock_bh(&qp->lock);
+		more = sroce_req_run(qp, SROCE_REQ_BUDGET);
+		spin_unlock_bh(&qp->lock);
+		if (more)
+			sroce_qp_kick(qp);
+	} else if (in_task() && !irqs_disabled() &&
+		   spin_trylock_bh(&qp->lock)) {
 		bool more = sroce_req_run(qp, SROCE_REQ_BUDGET);
 
 		spin_unlock_bh(&qp->lock);
