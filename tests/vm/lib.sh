@@ -131,12 +131,29 @@ perf_plausible() {
 	[ -n "$row" ] && awk -v c="$2" '{ exit !($c > 0) }' <<< "$row"
 }
 
+# The debug-kernel lane (timeouts scaled) runs perftest with a tenth of the
+# iterations (at least 5): every code path still runs under KASAN and
+# lockdep, in a time CI can afford.  Sets the array perf_args.
+perf_scale_args() {
+	local a prev=
+	perf_args=()
+	for a in "$@"; do
+		if [ "$prev" = -n ] && [ "${SROCE_TIMEOUT_SCALE:-1}" -gt 1 ]; then
+			a=$((a / 10 > 5 ? a / 10 : 5))
+		fi
+		perf_args+=("$a")
+		prev=$a
+	done
+}
+
 # perf_local PORT COL PROG ARGS...: a perftest (or any client/server pair
 # that takes -p PORT and a server name) with server and client on this host.
 # COL is the result column that must be a positive figure (0: none).
 perf_local() {
 	local port=$1 col=$2 spid crc src try
 	shift 2
+	perf_scale_args "$@"
+	set -- "${perf_args[@]}"
 	for try in 1 2; do
 		timeout 300 "$@" -p "$port" > /tmp/srv.out 2> /tmp/srv.err &
 		spid=$!
@@ -171,6 +188,8 @@ perf_local() {
 perf_pair() {
 	local port=$1 col=$2 spid rc src crc try n
 	shift 2
+	perf_scale_args "$@"
+	set -- "${perf_args[@]}"
 	for try in 1 2; do
 		n="$port.$try"
 		if [ "$VM_ID" = 0 ]; then
