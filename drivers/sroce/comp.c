@@ -19,11 +19,6 @@
 #include "sroce.h"
 #include "trace.h"
 
-static struct sroce_send_wqe *sroce_sq_wqe(struct sroce_qp *qp, u32 idx)
-{
-	return sroce_queue_slot(&qp->sq, idx);
-}
-
 /* Put the references a WQE holds on MRs. */
 void sroce_wqe_release(struct sroce_send_wqe *wqe)
 {
@@ -316,7 +311,7 @@ static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			return;
 		}
 		/* Into the WQE's SGEs (their MRs are held). */
-		sroce_wqe_scatter(wqe, wqe->done, pkt->payload, pkt->paylen);
+		sroce_wqe_copy(wqe, wqe->done, pkt->payload, pkt->paylen, true);
 		wqe->done += pkt->paylen;
 		if ((op == SROCE_READ_RESP_LAST || op == SROCE_READ_RESP_ONLY) &&
 		    qp->req.rd_inflight)

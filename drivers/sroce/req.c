@@ -25,11 +25,6 @@
  */
 #define SROCE_READ_CHUNK	64
 
-static struct sroce_send_wqe *sroce_sq_wqe(struct sroce_qp *qp, u32 idx)
-{
-	return sroce_queue_slot(&qp->sq, idx);
-}
-
 /* Packets a WQE takes: one per MTU (at least one); reads: per response. */
 static u32 sroce_wqe_npkts(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 {
@@ -109,13 +104,20 @@ static u8 sroce_req_opcode(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 	return tp | op;
 }
 
-/* Copy @len bytes of the message of @wqe from @offset (gather). */
-static void sroce_wqe_gather(struct sroce_send_wqe *wqe, u32 offset,
-			     void *buf, u32 len)
+/**
+ * sroce_wqe_copy - copy between a buffer and the message of a send WQE
+ * @wqe: the WQE (its SGEs' MRs are held, checked at post time)
+ * @offset: byte offset into the message
+ * @buf: kernel buffer
+ * @len: bytes
+ * @to_mr: true to scatter into the SGEs (read responses), false to gather
+ */
+void sroce_wqe_copy(struct sroce_send_wqe *wqe, u32 offset, void *buf,
+		    u32 len, bool to_mr)
 {
 	u32 i;
 
-	if (wqe->send_flags & IB_SEND_INLINE) {
+	if (wqe->send_flags & IB_SEND_INLINE) {	/* only ever gathered */
 		memcpy(buf, (u8 *)wqe->sge + offset, len);
 		return;
 	}
@@ -128,30 +130,7 @@ static void sroce_wqe_gather(struct sroce_send_wqe *wqe, u32 offset,
 			continue;
 		}
 		n = min(len, sge->length - offset);
-		sroce_mr_copy(sge->mr, sge->addr + offset, buf, n, false);
-		buf += n;
-		len -= n;
-		offset = 0;
-	}
-}
-
-/* Copy @len bytes into the message of a read WQE at @offset (scatter). */
-void sroce_wqe_scatter(struct sroce_send_wqe *wqe, u32 offset,
-		       const void *buf, u32 len)
-{
-	u32 i;
-
-	for (i = 0; i < wqe->num_sge && len; i++) {
-		struct sroce_sge *sge = &wqe->sge[i];
-		u32 n;
-
-		if (offset >= sge->length) {
-			offset -= sge->length;
-			continue;
-		}
-		n = min(len, sge->length - offset);
-		sroce_mr_copy(sge->mr, sge->addr + offset, (void *)buf, n,
-			      true);
+		sroce_mr_copy(sge->mr, sge->addr + offset, buf, n, to_mr);
 		buf += n;
 		len -= n;
 		offset = 0;
@@ -249,7 +228,7 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	if (pkt.info & SROCE_H_IETH)
 		put_unaligned_be32(wqe->ex, ext);
 	if (paylen)
-		sroce_wqe_gather(wqe, offset, pkt.payload, paylen);
+		sroce_wqe_copy(wqe, offset, pkt.payload, paylen, false);
 
 	/* The send may fail; the packet then counts as lost on the wire. */
 	sroce_xmit(sdev, av, qp->src_port, &pkt);

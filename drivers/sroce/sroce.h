@@ -590,6 +590,13 @@ static inline void *sroce_queue_slot(struct sroce_queue *q, u32 index)
 	return q->buf + (size_t)(index % q->size) * q->stride;
 }
 
+/* The send WQE at (free-running) SQ index @idx. */
+static inline struct sroce_send_wqe *
+sroce_sq_wqe(struct sroce_qp *qp, u32 idx)
+{
+	return sroce_queue_slot(&qp->sq, idx);
+}
+
 /* main.c */
 int sroce_add_link(const char *ibdev_name, struct net_device *ndev);
 void sroce_forget_device(struct sroce_dev *sdev);
@@ -713,8 +720,8 @@ bool sroce_req_run(struct sroce_qp *qp, int budget);
 void sroce_req_rewind(struct sroce_qp *qp);
 void sroce_qp_kick(struct sroce_qp *qp);
 void sroce_tx_work(struct work_struct *work);
-void sroce_wqe_scatter(struct sroce_send_wqe *wqe, u32 offset,
-		       const void *buf, u32 len);
+void sroce_wqe_copy(struct sroce_send_wqe *wqe, u32 offset, void *buf,
+		    u32 len, bool to_mr);
 
 /* comp.c - completer */
 void sroce_comp_init(struct sroce_qp *qp);
