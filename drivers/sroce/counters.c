@@ -29,6 +29,8 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_CNT_MAX] = {
 	[SROCE_CNT_SEQ_NAK_RCVD]	= { .name = "seq_nak_received" },
 	[SROCE_CNT_ERR_NAK_SENT]	= { .name = "error_nak_sent" },
 	[SROCE_CNT_UD_DROP]		= { .name = "rx_drop_no_recv_wqe" },
+	[SROCE_CNT_RX_BAD_QKEY]		= { .name = "rx_drop_bad_qkey" },
+	[SROCE_CNT_RX_MCAST]		= { .name = "rx_multicast" },
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,

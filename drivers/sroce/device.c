@@ -171,6 +171,8 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 {
 	struct sroce_dev *sdev = to_sdev(ibdev);
 
+	/* Every QP left its groups when it was destroyed. */
+	WARN_ON(!list_empty(&sdev->mcg_list));
 	sroce_pool_destroy(&sdev->qp_pool);
 	sroce_pool_destroy(&sdev->mr_pool);
 	sroce_forget_device(sdev);
@@ -187,6 +189,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_mr = sroce_alloc_mr,
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
+	.attach_mcast = sroce_attach_mcast,
 	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
 	.create_qp = sroce_create_qp,
@@ -200,6 +203,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.destroy_cq = sroce_destroy_cq,
 	.destroy_qp = sroce_destroy_qp,
 	.destroy_srq = sroce_destroy_srq,
+	.detach_mcast = sroce_detach_mcast,
 	.get_dev_fw_str = sroce_get_dev_fw_str,
 	.fill_res_qp_entry = sroce_fill_res_qp_entry,
 	.get_dma_mr = sroce_get_dma_mr,
@@ -260,6 +264,9 @@ static void sroce_init_attrs(struct sroce_dev *sdev)
 	a->max_srq_wr = SROCE_MAX_SRQ_WR;
 	a->max_srq_sge = SROCE_MAX_SGE;
 	a->max_pkeys = 1;
+	a->max_mcast_grp = SROCE_MAX_MCG;
+	a->max_mcast_qp_attach = SROCE_MAX_MCG_QPS;
+	a->max_total_mcast_qp_attach = SROCE_MAX_MCG_ATTACH;
 	a->local_ca_ack_delay = 15;
 	a->sys_image_guid = sdev->ibdev.node_guid;
 	a->max_fast_reg_page_list_len = SROCE_MAX_FRMR_PAGES;
@@ -279,6 +286,8 @@ void sroce_init_device(struct sroce_dev *sdev)
 	ib_set_device_ops(ibdev, &sroce_dev_ops);
 	INIT_LIST_HEAD(&sdev->list);
 	spin_lock_init(&sdev->port_lock);
+	spin_lock_init(&sdev->mcg_lock);
+	INIT_LIST_HEAD(&sdev->mcg_list);
 	sdev->port_state = IB_PORT_NOP;	/* the first event always reports */
 	/* ib_core kfree()s QPs: their pool waits for readers itself. */
 	sroce_pool_init(&sdev->qp_pool, SROCE_MIN_QPN, SROCE_MAX_QPN,

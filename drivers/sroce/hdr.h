@@ -31,6 +31,7 @@ struct sroce_bth {
 #define SROCE_BTH_TVER_MASK	0x0f
 #define SROCE_BTH_ACKREQ	0x80000000
 #define SROCE_QPN_MASK		0x00ffffff
+#define SROCE_QPN_MCAST		0x00ffffff	/* IBA 10.5: to a multicast group */
 #define SROCE_PSN_MASK		0x00ffffff
 
 /* IBA 9.3.2: RDMA Extended Transport Header. */

@@ -29,6 +29,7 @@ const char *const sroce_obj_name[SROCE_OBJ_MAX] = {
 	[SROCE_OBJ_PD] = "pd",		[SROCE_OBJ_CQ] = "cq",
 	[SROCE_OBJ_QP] = "qp",		[SROCE_OBJ_SRQ] = "srq",
 	[SROCE_OBJ_MR] = "mr",		[SROCE_OBJ_AH] = "ah",
+	[SROCE_OBJ_MCG] = "mcast_group", [SROCE_OBJ_MCA] = "mcast_attach",
 };
 
 /* Caller holds sroce_dev_lock. */

@@ -394,6 +394,14 @@ static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
 	}
 	pkt.sport = ntohs(uh->source);
 
+	if (pkt.qpn == SROCE_QPN_MCAST) {
+		/* IBA 10.5: a UD send to a group goes to all its QPs. */
+		if ((pkt.opcode & 0xe0) != SROCE_OP_UD ||
+		    !sroce_mcast_rcv(&pkt))
+			sroce_count(sdev, SROCE_CNT_RX_NO_QP);
+		consume_skb(skb);
+		return;
+	}
 	pkt.qp = sroce_qp_get(sdev, pkt.qpn);
 	if (!pkt.qp) {
 		sroce_count(sdev, SROCE_CNT_RX_NO_QP);

@@ -432,6 +432,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_lock_bh(&qp->lock);
 	qp->dead = true;	/* timers and work are not started again */
 	spin_unlock_bh(&qp->lock);
+	sroce_mcast_detach_all(qp);
 	sroce_pool_remove(&sdev->qp_pool, &qp->elem);
 	del_timer_sync(&qp->retry_timer);
 	del_timer_sync(&qp->rnr_timer);

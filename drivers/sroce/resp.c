@@ -631,8 +631,12 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	u8 grh[40] = {};
 	int err;
 
-	if (be32_to_cpu(deth->qkey) != qp->attr.qkey ||
-	    !sroce_resp_get_wqe(qp)) {
+	/* IBA 10.2.5: a Q_Key that is not the QP's is silently dropped. */
+	if (be32_to_cpu(deth->qkey) != qp->attr.qkey) {
+		sroce_count(sdev, SROCE_CNT_RX_BAD_QKEY);
+		return;
+	}
+	if (!sroce_resp_get_wqe(qp)) {
 		sroce_count(sdev, SROCE_CNT_UD_DROP);
 		return;
 	}

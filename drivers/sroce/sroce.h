@@ -60,6 +60,9 @@
 #define SROCE_MAX_PD		4096
 #define SROCE_MAX_AH		4096
 #define SROCE_MAX_SRQ		1024
+#define SROCE_MAX_MCG		1024	/* multicast groups per device */
+#define SROCE_MAX_MCG_QPS	32	/* QPs attached to one group */
+#define SROCE_MAX_MCG_ATTACH	4096	/* attachments per device */
 #define SROCE_MAX_SRQ_WR	4096
 #define SROCE_MAX_INLINE	256
 #define SROCE_MAX_RD_ATOMIC	16
@@ -91,6 +94,8 @@ enum sroce_obj_type {
 	SROCE_OBJ_SRQ,
 	SROCE_OBJ_MR,
 	SROCE_OBJ_AH,
+	SROCE_OBJ_MCG,
+	SROCE_OBJ_MCA,
 	SROCE_OBJ_MAX,
 };
 
@@ -177,6 +182,8 @@ enum sroce_counter {
 	SROCE_CNT_SEQ_NAK_RCVD,
 	SROCE_CNT_ERR_NAK_SENT,
 	SROCE_CNT_UD_DROP,
+	SROCE_CNT_RX_BAD_QKEY,
+	SROCE_CNT_RX_MCAST,
 	SROCE_CNT_MAX,
 };
 
@@ -201,6 +208,24 @@ struct sroce_dev {
 	spinlock_t port_lock;		/* protects port_state, port_mtu */
 	enum ib_port_state port_state;	/* last state reported to ib_core */
 	int port_mtu;			/* last active MTU reported */
+
+	spinlock_t mcg_lock;		/* leaf: protects the four below */
+	struct list_head mcg_list;	/* struct sroce_mcg (mcast.c) */
+	u32 nr_mcg, nr_mcg_attach;
+};
+
+/**
+ * struct sroce_mcg - a multicast group of one device (mcast.c)
+ * @list: in sroce_dev.mcg_list
+ * @mgid: the group's GID: an IPv4-mapped or IPv6 multicast address
+ * @nr_qps: how many of @qp are used
+ * @qp: the attached UD QPs; a QP leaves every group before it is freed
+ */
+struct sroce_mcg {
+	struct list_head list;
+	union ib_gid mgid;
+	int nr_qps;
+	struct sroce_qp *qp[SROCE_MAX_MCG_QPS];
 };
 
 struct sroce_ucontext {
@@ -486,6 +511,7 @@ struct sroce_qp {
 	bool sqd_event;			/* IB_EVENT_SQ_DRAINED to deliver */
 	bool last_wqe_event;		/* IB_EVENT_QP_LAST_WQE_REACHED too */
 	u16 src_port;			/* UDP source port (per-QP entropy) */
+	u32 nr_mcg;			/* groups attached to, under mcg_lock */
 	u32 mtu;			/* path MTU in bytes */
 	struct sroce_req req;
 	struct sroce_comp comp;
@@ -697,6 +723,11 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 
 /* net.c - RoCEv2 packets in and out */
+int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid);
+int sroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid);
+void sroce_mcast_detach_all(struct sroce_qp *qp);
+int sroce_mcast_rcv(struct sroce_pkt *pkt);
+
 int sroce_net_init(void);
 void sroce_net_exit(void);
 u16 sroce_src_port(u32 qpn);

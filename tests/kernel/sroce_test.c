@@ -1111,6 +1111,214 @@ out:
 			ib_free_cq(cq[i]);
 }
 
+/* Is @mac in the multicast filter of @ndev? */
+static bool sroce_test_mc_listed(struct net_device *ndev, const u8 *mac)
+{
+	struct netdev_hw_addr *ha;
+	bool found = false;
+
+	netif_addr_lock_bh(ndev);
+	netdev_for_each_mc_addr(ha, ndev)
+		if (ether_addr_equal(ha->addr, mac))
+			found = true;
+	netif_addr_unlock_bh(ndev);
+	return found;
+}
+
+/*
+ * Multicast attach and detach (IBA 10.5, 11.3): the first QP in a group
+ * puts the group's MAC in the netdev's filter, the last one out takes it
+ * away; detaching what is not attached is -EINVAL; a QP still attached
+ * cannot be destroyed.
+ */
+static void sroce_test_mcast(struct sroce_test *t, struct ib_qp *qa,
+			     struct ib_qp *qb, int sgid_index)
+{
+	/* ff0e::77 and its MAC (RFC 2464 7) */
+	union ib_gid mgid = { .raw = { 0xff, 0x0e, [15] = 0x77 } };
+	static const u8 mac[ETH_ALEN] = { 0x33, 0x33, 0, 0, 0, 0x77 };
+	const struct ib_gid_attr *ga = rdma_get_gid_attr(t->dev, 1, sgid_index);
+	struct net_device *ndev;
+	int err;
+
+	sroce_test_ptr(t, ga, "mcast: the GID's netdev");
+	if (IS_ERR(ga))
+		return;
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(ga);
+	if (!IS_ERR(ndev))
+		dev_hold(ndev);
+	rcu_read_unlock();
+	rdma_put_gid_attr(ga);
+	if (IS_ERR(ndev))
+		return;
+	err = ib_attach_mcast(qa, &mgid, 0) ?: ib_attach_mcast(qb, &mgid, 0);
+	sroce_test_ok(t, !err && sroce_test_mc_listed(ndev, mac),
+		      "mcast: two QPs attached, the MAC in the filter (%d)",
+		      err);
+	sroce_test_rc(t, ib_attach_mcast(qa, &mgid, 0), -EEXIST,
+		      "mcast: attaching again");
+	sroce_test_rc(t, ib_destroy_qp(qa), -EBUSY,
+		      "mcast: destroy of an attached QP");
+	err = ib_detach_mcast(qa, &mgid, 0);
+	sroce_test_ok(t, !err && sroce_test_mc_listed(ndev, mac),
+		      "mcast: one QP detached, the group stays (%d)", err);
+	sroce_test_rc(t, ib_detach_mcast(qa, &mgid, 0), -EINVAL,
+		      "mcast: detach of a QP not attached");
+	err = ib_detach_mcast(qb, &mgid, 0);
+	sroce_test_ok(t, !err && !sroce_test_mc_listed(ndev, mac),
+		      "mcast: last QP detached, the MAC out of the filter (%d)",
+		      err);
+	dev_put(ndev);
+}
+
+/* RESET -> INIT -> RTR -> RTS for a UD QP with Q_Key @qkey. */
+static int sroce_test_ud_up(struct ib_qp *qp, u32 qkey)
+{
+	struct ib_qp_attr a = {
+		.qp_state = IB_QPS_INIT, .port_num = 1, .qkey = qkey,
+	};
+	struct ib_qp_attr rtr = { .qp_state = IB_QPS_RTR };
+	struct ib_qp_attr rts = { .qp_state = IB_QPS_RTS, .sq_psn = 0x42 };
+
+	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			    IB_QP_PORT | IB_QP_QKEY) ?:
+	       ib_modify_qp(qp, &rtr, IB_QP_STATE) ?:
+	       ib_modify_qp(qp, &rts, IB_QP_STATE | IB_QP_SQ_PSN);
+}
+
+/* One UD send of @sge to @dqpn with Q_Key @qkey; waits for its completion. */
+static int sroce_test_ud_send(struct ib_qp *qp, struct ib_cq *cq,
+			      struct ib_ah *ah, u32 dqpn, u32 qkey,
+			      struct ib_sge *sge, struct ib_wc *wc)
+{
+	struct ib_ud_wr wr = {
+		.wr = { .opcode = IB_WR_SEND, .sg_list = sge, .num_sge = 1 },
+		.ah = ah, .remote_qpn = dqpn, .remote_qkey = qkey,
+	};
+
+	return sroce_test_send(qp, cq, &wr.wr, wc);
+}
+
+/*
+ * UD between two QPs of the device (IBA 9.8.4, 10.2.5, A17.4.5): the
+ * receive gets the 40-byte GRH area (the IPv4 header in its last 20 bytes),
+ * IB_WC_GRH, the source QPN and the network header type; a wrong Q_Key is
+ * dropped; a WR Q_Key with the high bit set sends the QP's own Q_Key; a
+ * message larger than the path MTU is a local length error.
+ */
+static noinline_for_stack void
+sroce_test_ud(struct sroce_test *t, struct ib_pd *pd, int sgid_index)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_UD,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_qp *qa = NULL, *qb = NULL;
+	struct rdma_ah_attr attr;
+	struct ib_sge ssge, rsge;
+	struct ib_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 };
+	struct ib_ah *ah = NULL;
+	struct ib_wc wc;
+	struct ib_cq *cq, *rcq;
+	u64 dma;
+	u8 *buf;
+	int err;
+
+	buf = kzalloc(8192, GFP_KERNEL);
+	if (!buf)
+		return;
+	dma = ib_dma_map_single(t->dev, buf, 8192, DMA_BIDIRECTIONAL);
+	ssge = (struct ib_sge){ .addr = dma, .length = 256,
+				.lkey = pd->local_dma_lkey };
+	rsge = (struct ib_sge){ .addr = dma + 4096, .length = 4096,
+				.lkey = pd->local_dma_lkey };
+	cq = ib_alloc_cq(t->dev, t, 16, 0, IB_POLL_DIRECT);
+	rcq = IS_ERR(cq) ? cq : ib_alloc_cq(t->dev, t, 16, 0, IB_POLL_DIRECT);
+	sroce_test_ptr(t, rcq, "UD: send and receive CQs");
+	if (IS_ERR(rcq)) {
+		if (!IS_ERR(cq))
+			ib_free_cq(cq);
+		goto out_buf;
+	}
+	init.send_cq = cq;
+	init.recv_cq = rcq;
+	qa = ib_create_qp(pd, &init);
+	qb = IS_ERR(qa) ? qa : ib_create_qp(pd, &init);
+	sroce_test_ptr(t, qb, "UD: two QPs");
+	if (IS_ERR(qb))
+		goto out;
+	err = sroce_test_ud_up(qa, 0x1111) ?: sroce_test_ud_up(qb, 0x2222);
+	sroce_test_rc(t, err, 0, "UD: both QPs to RTS with their Q_Keys");
+	sroce_test_ah_attr(t->dev, &attr, sgid_index);
+	ah = rdma_create_ah(pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+	sroce_test_ptr(t, ah, "UD: AH to our own GID");
+	if (err || IS_ERR(ah))
+		goto out;
+
+	/* A good send: what the receive completion must say. */
+	sroce_test_fill(buf, 256, 1);
+	err = ib_post_recv(qb, &rwr, NULL) ?:
+	      sroce_test_ud_send(qa, cq, ah, qb->qp_num, 0x2222, &ssge, &wc) ?:
+	      sroce_test_poll(rcq, &wc);
+	sroce_test_ok(t, !err && wc.status == IB_WC_SUCCESS &&
+		      wc.qp == qb && wc.byte_len == 40 + 256 &&
+		      (wc.wc_flags & IB_WC_GRH) && wc.src_qp == qa->qp_num &&
+		      (wc.wc_flags & IB_WC_WITH_NETWORK_HDR_TYPE) &&
+		      wc.network_hdr_type == RDMA_NETWORK_IPV4 &&
+		      buf[4096 + 20] >> 4 == 4 &&
+		      sroce_test_same(buf + 4096 + 40, 256, 1),
+		      "UD: received with GRH area, src_qp, IPv4 header type (%d, status %d, len %u)",
+		      err, wc.status, wc.byte_len);
+
+	/* A wrong Q_Key is dropped; the next good one arrives instead. */
+	sroce_test_fill(buf, 256, 2);
+	err = ib_post_recv(qb, &rwr, NULL) ?:
+	      sroce_test_ud_send(qa, cq, ah, qb->qp_num, 0x3333, &ssge, &wc);
+	sroce_test_fill(buf, 256, 3);
+	err = err ?:
+	      sroce_test_ud_send(qa, cq, ah, qb->qp_num, 0x2222, &ssge, &wc) ?:
+	      sroce_test_poll(rcq, &wc);
+	sroce_test_ok(t, !err && wc.qp == qb && wc.status == IB_WC_SUCCESS &&
+		      sroce_test_same(buf + 4096 + 40, 256, 3),
+		      "UD: a wrong Q_Key is dropped (%d)", err);
+
+	/* High bit set: the sender's own Q_Key goes on the wire. */
+	err = ib_modify_qp(qa, &(struct ib_qp_attr){ .qkey = 0x2222 },
+			   IB_QP_QKEY);
+	sroce_test_fill(buf, 256, 4);
+	err = err ?: ib_post_recv(qb, &rwr, NULL) ?:
+	      sroce_test_ud_send(qa, cq, ah, qb->qp_num, 0x80000000, &ssge,
+				 &wc) ?:
+	      sroce_test_poll(rcq, &wc);
+	sroce_test_ok(t, !err && wc.qp == qb && wc.status == IB_WC_SUCCESS &&
+		      sroce_test_same(buf + 4096 + 40, 256, 4),
+		      "UD: a WR Q_Key with the high bit sends the QP's (%d)",
+		      err);
+
+	/* Larger than the path MTU (IBA 9.8.3.1). */
+	ssge.length = 4096;
+	err = sroce_test_ud_send(qa, cq, ah, qb->qp_num, 0x2222, &ssge, &wc);
+	sroce_test_ok(t, err == -EIO && wc.status == IB_WC_LOC_LEN_ERR,
+		      "UD: a send above the MTU: IB_WC_LOC_LEN_ERR (%d)",
+		      wc.status);
+	sroce_test_mcast(t, qa, qb, sgid_index);
+out:
+	if (!IS_ERR_OR_NULL(ah))
+		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+	if (!IS_ERR_OR_NULL(qb))
+		ib_destroy_qp(qb);
+	if (!IS_ERR_OR_NULL(qa))
+		ib_destroy_qp(qa);
+	ib_free_cq(rcq);
+	ib_free_cq(cq);
+out_buf:
+	ib_dma_unmap_single(t->dev, dma, 8192, DMA_BIDIRECTIONAL);
+	kfree(buf);
+}
+
 static void sroce_test_run(struct sroce_test *t)
 {
 	struct ib_cq *cq;
@@ -1136,6 +1344,7 @@ static void sroce_test_run(struct sroce_test *t)
 	sroce_test_mr_ah(t, pd, sgid_index);
 	sroce_test_data(t, pd, sgid_index);
 	sroce_test_shape(t, pd, sgid_index);
+	sroce_test_ud(t, pd, sgid_index);
 	ib_dealloc_pd(pd);
 out:
 	t->len += scnprintf(t->buf + t->len, SROCE_TEST_BUF - t->len,

@@ -632,6 +632,7 @@ static void sroce_free_context(struct ibv_context *ibctx)
 
 static const struct verbs_context_ops sroce_ctx_ops = {
 	.alloc_pd = sroce_alloc_pd,
+	.attach_mcast = ibv_cmd_attach_mcast,
 	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
 	.create_qp = sroce_create_qp,
@@ -643,6 +644,7 @@ static const struct verbs_context_ops sroce_ctx_ops = {
 	.destroy_cq = sroce_destroy_cq,
 	.destroy_qp = sroce_destroy_qp,
 	.destroy_srq = sroce_destroy_srq,
+	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = sroce_free_context,
 	.modify_qp = sroce_modify_qp,
 	.modify_srq = sroce_modify_srq,
