@@ -37,7 +37,7 @@ LIBDIR ?= $(shell pkg-config --variable=libdir libibverbs 2>/dev/null || \
 	echo /usr/lib/x86_64-linux-gnu)
 
 .PHONY: all modules provider deps lint check demo clean help install \
-	debug-kernel check-debug bench
+	debug-kernel check-debug bench bench-nvmeof
 
 all: modules provider
 
@@ -48,6 +48,7 @@ help:
 	@echo "make check      build + lint + the VM test suite (N passed, N failed)"
 	@echo "make lint       sparse (C=1) and checkpatch.pl --strict"
 	@echo "make bench      sroce beside rdma_rxe and TCP, two VMs, one boot"
+	@echo "make bench-nvmeof  NVMe-oF IOPS/bandwidth: sroce, rdma_rxe, NVMe/TCP"
 	@echo "make install    install the module (and run depmod)"
 	@echo "make debug-kernel  build the KASAN/lockdep/kmemleak kernel (cached)"
 	@echo "make check-debug   the VM suite on the debug kernel"
@@ -95,6 +96,15 @@ bench: deps
 	rc=$$?; tools/bench/report $(BUILD)/vm/bench-vm/shared/bench.txt $(BUILD)/bench || rc=1; \
 	if [ $$rc -ne 0 ]; then grep -v '^ *ok' $(BUILD)/bench.tap | head -40; fi; exit $$rc
 
+# NVMe-oF over sroce, rdma_rxe and NVMe/TCP: build/bench-nvmeof/bench.{csv,json}.
+bench-nvmeof: deps
+	@$(MAKE) --no-print-directory modules provider
+	@echo "bench-nvmeof: two VMs, fio over sroce, rdma_rxe, NVMe/TCP (about 10 minutes)..."
+	@rm -f $(BUILD)/vm/nvmeof-bench/shared/bench.txt
+	@tools/vm/run $(VMARGS) -t 1800 tools/bench/nvmeof-bench.sh > $(BUILD)/bench-nvmeof.tap; \
+	rc=$$?; tools/bench/report $(BUILD)/vm/nvmeof-bench/shared/bench.txt $(BUILD)/bench-nvmeof || rc=1; \
+	if [ $$rc -ne 0 ]; then grep -v '^ *ok' $(BUILD)/bench-nvmeof.tap | head -40; fi; exit $$rc
+
 demo: deps
 	@$(MAKE) --no-print-directory modules provider
 	@echo "demo: booting two VMs (about a minute under emulation)..."
@@ -111,11 +121,12 @@ DEBUG_KDIR = $(DEBUG_CACHE)/build
 DEBUG_KREL = $(shell cat $(DEBUG_KDIR)/include/config/kernel.release 2>/dev/null)
 DEBUG_SRC := $(BUILD)/debug/src
 DEBUG_KODIR := $(BUILD)/debug/modules
-# The lane runs every test but the two-VM RC suite (rc.sh): under KASAN and
-# lockdep in TCG it takes longer than CI's budget allows after a cold
-# kernel build; the engine runs there through loopback.sh, objects.sh
-# (kernel data path) and the rest.  DEBUG_TESTS="tests/vm/rc.sh" runs it.
-DEBUG_TESTS ?= $(filter-out tests/vm/rc.sh %lib.sh tests/vm/demo.sh,$(wildcard tests/vm/*.sh))
+# The lane runs every test but the two-VM RC and NVMe-oF suites (rc.sh,
+# nvmeof.sh): under KASAN and lockdep in TCG they take longer than CI's
+# budget allows after a cold kernel build; the engine runs there through
+# loopback.sh, objects.sh (kernel data path), cm.sh, NVMe-oF through
+# nvmeof-loop.sh.  DEBUG_TESTS="tests/vm/rc.sh tests/vm/nvmeof.sh" runs them.
+DEBUG_TESTS ?= $(filter-out tests/vm/rc.sh tests/vm/nvmeof.sh %lib.sh tests/vm/demo.sh,$(wildcard tests/vm/*.sh))
 
 debug-kernel: deps
 	@tools/debug-kernel/build

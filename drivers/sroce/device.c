@@ -245,8 +245,14 @@ static void sroce_init_attrs(struct sroce_dev *sdev)
 	a->page_size_cap = PAGE_SIZE;
 	a->max_qp = SROCE_MAX_QP;
 	a->max_qp_wr = SROCE_MAX_QP_WR;
+	/*
+	 * MEM_MGT_EXTENSIONS (IBA 10.6.5, 11.2.1.2): fast registration
+	 * (IB_WR_REG_MR), local and remote invalidation; NVMe-oF hosts
+	 * require it.
+	 */
 	a->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
-			      IB_DEVICE_SYS_IMAGE_GUID;
+			      IB_DEVICE_SYS_IMAGE_GUID |
+			      IB_DEVICE_MEM_MGT_EXTENSIONS;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SROCE_MAX_SGE;
 	a->max_recv_sge = SROCE_MAX_SGE;
@@ -256,9 +262,10 @@ static void sroce_init_attrs(struct sroce_dev *sdev)
 	a->max_mr = SROCE_MAX_MR;
 	a->max_pd = SROCE_MAX_PD;
 	a->max_qp_rd_atom = SROCE_MAX_RD_ATOMIC;
-	a->max_qp_init_rd_atom = SROCE_MAX_RD_ATOMIC;
+	a->max_qp_init_rd_atom = SROCE_MAX_INIT_RD_ATOMIC;
 	a->max_res_rd_atom = SROCE_MAX_RD_ATOMIC * SROCE_MAX_QP;
-	a->atomic_cap = IB_ATOMIC_NONE;
+	/* Atomics are CPU atomics on the target word (resp.c). */
+	a->atomic_cap = IB_ATOMIC_HCA;
 	a->max_ah = SROCE_MAX_AH;
 	a->max_srq = SROCE_MAX_SRQ;
 	a->max_srq_wr = SROCE_MAX_SRQ_WR;

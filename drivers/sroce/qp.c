@@ -146,7 +146,7 @@ static int sroce_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 	     attr->path_mtu > sroce_active_mtu(sdev->ndev)))
 		return -EINVAL;
 	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
-	    attr->max_rd_atomic > SROCE_MAX_RD_ATOMIC)
+	    attr->max_rd_atomic > SROCE_MAX_INIT_RD_ATOMIC)
 		return -EINVAL;
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
 	    attr->max_dest_rd_atomic > SROCE_MAX_RD_ATOMIC)

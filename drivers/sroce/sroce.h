@@ -65,7 +65,13 @@
 #define SROCE_MAX_MCG_ATTACH	4096	/* attachments per device */
 #define SROCE_MAX_SRQ_WR	4096
 #define SROCE_MAX_INLINE	256
-#define SROCE_MAX_RD_ATOMIC	16
+#define SROCE_MAX_RD_ATOMIC	16	/* responder resources per QP */
+/*
+ * Initiator depth: only a counter on our side, so as deep as peers'
+ * responders go (rdma_rxe offers 128; perftest sets the initiator depth
+ * to the peer's responder resources).
+ */
+#define SROCE_MAX_INIT_RD_ATOMIC	128
 #define SROCE_MAX_MR_SIZE	BIT_ULL(32)
 #define SROCE_MAX_MSG_SIZE	BIT(31)
 #define SROCE_PORT_GID_TBL_LEN	64

@@ -27,10 +27,11 @@ vm_barrier up
 check "ibv_ud_pingpong" perf_pair 18600 0 ibv_ud_pingpong -d sroce0 -g "$g" -n 200 -s 512
 check "ibv_ud_pingpong over IPv6" perf_pair 18601 0 ibv_ud_pingpong -d sroce0 -g "$g6" -n 100 -s 512
 
-rping_srv() { timeout 200 rping -s -a "$addr" -p "$1" -C 200 -S 4096 -V; }
-rping_cli() { timeout 180 rping -c -a "$addr" -p "$1" -C 200 -S 4096 -V; }
+n=$(scaled 200)
+rping_srv() { timeout 200 rping -s -a "$addr" -p "$1" -C "$n" -S 4096 -V; }
+rping_cli() { timeout 180 rping -c -a "$addr" -p "$1" -C "$n" -S 4096 -V; }
 addr=$srv_ip
-check "rping -V, 200 verified round trips" vm_pair 18610 rping_srv rping_cli
+check "rping -V, $n verified round trips" vm_pair 18610 rping_srv rping_cli
 addr=$srv_ip6
 check "rping -V over IPv6" vm_pair 18611 rping_srv rping_cli
 
@@ -84,7 +85,8 @@ if [ "$VM_ID" = 0 ]; then
 	grep "^stopped" $ctl | sed 's/^/# /'
 else
 	vm_barrier kernel-listen
-	check "kernel client: 100 connect/echo/disconnect cycles" cmt connect "$srv_ip" 18700 100 10
+	n=$(scaled 100)
+	check "kernel client: $n connect/echo/disconnect cycles" cmt connect "$srv_ip" 18700 "$n" 10
 	grep "connections to" $ctl | sed 's/^/# /'
 	check "client: every connection's objects freed" test "$before" = "$(objects)"
 	vm_barrier kernel-100

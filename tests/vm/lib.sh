@@ -58,12 +58,12 @@ not() { ! "$@"; }
 
 # wait_for SECONDS CMD...: poll CMD until it succeeds (a state change the
 # kernel makes asynchronously), at most SECONDS.
+# The bound is wall-clock time: under emulation CMD itself can take long.
 wait_for() {
-	local t=$(($1 * 10))
+	local end=$((SECONDS + $1))
 	shift
 	while ! "$@" >/dev/null 2>&1; do
-		t=$((t - 1))
-		[ "$t" -gt 0 ] || return 1
+		[ "$SECONDS" -lt "$end" ] || return 1
 		sleep 0.1
 	done
 }
@@ -136,6 +136,16 @@ perf_plausible() {
 	[ -n "$row" ] && awk -v c="$2" '{ exit !($c > 0) }' <<< "$row"
 }
 
+# scaled N: N, or a fifth of it (at least 5) in the debug-kernel lane, for
+# repetition counts: every path still runs under KASAN and lockdep.
+scaled() {
+	if [ "${SROCE_TIMEOUT_SCALE:-1}" -gt 1 ]; then
+		echo $(($1 / 5 > 5 ? $1 / 5 : 5))
+	else
+		echo "$1"
+	fi
+}
+
 # The debug-kernel lane (timeouts scaled) runs perftest with a tenth of the
 # iterations (at least 5): every code path still runs under KASAN and
 # lockdep, in a time CI can afford.  Sets the array perf_args.
@@ -195,26 +205,26 @@ perf_local() {
 # client's status is "zero" when PAIR_FIGURE names a column of the perftest
 # result that is not a positive figure.
 vm_pair() {
-	local port=$1 srv=$2 cli=$3 spid
+	local _port=$1 _srv=$2 _cli=$3 _spid
 	if [ "$VM_ID" = 0 ]; then
-		$srv "$port" > /tmp/srv.out 2> /tmp/srv.err &
-		spid=$!
-		wait_for 30 "${PAIR_READY:-listening}" "$port"
-		vm_put "ready.$port" 1
-		wait "$spid"
+		$_srv "$_port" > /tmp/srv.out 2> /tmp/srv.err &
+		_spid=$!
+		wait_for 30 "${PAIR_READY:-listening}" "$_port"
+		vm_put "ready.$_port" 1
+		wait "$_spid"
 		pair_src=$?
-		vm_put "srv.$port" "$pair_src"
-		pair_crc=$(vm_get "cli.$port" 300) || pair_crc=timeout
+		vm_put "srv.$_port" "$pair_src"
+		pair_crc=$(vm_get "cli.$_port" 300) || pair_crc=timeout
 	else
-		vm_get "ready.$port" 300 > /dev/null
-		$cli "$port" > /tmp/cli.out 2> /tmp/cli.err
+		vm_get "ready.$_port" 300 > /dev/null
+		$_cli "$_port" > /tmp/cli.out 2> /tmp/cli.err
 		pair_crc=$?
 		if [ "$pair_crc" = 0 ] && [ "${PAIR_FIGURE:-0}" != 0 ]; then
-			diag "${perf_args[*]:-$cli} : $(perf_row /tmp/cli.out)"
+			diag "${perf_args[*]:-$_cli} : $(perf_row /tmp/cli.out)"
 			perf_plausible /tmp/cli.out "$PAIR_FIGURE" || pair_crc=zero
 		fi
-		vm_put "cli.$port" "$pair_crc"
-		pair_src=$(vm_get "srv.$port" 300) || pair_src=timeout
+		vm_put "cli.$_port" "$pair_crc"
+		pair_src=$(vm_get "srv.$_port" 300) || pair_src=timeout
 	fi
 	[ "$pair_crc" = 0 ] && [ "$pair_src" = 0 ] && return 0
 	echo "client rc $pair_crc, server rc $pair_src"
@@ -243,4 +253,21 @@ perf_pair() {
 	# clock calibration failing under emulation: measure once more.
 	diag "zero figure: perftest's clock calibration; run again"
 	PAIR_FIGURE=$col vm_pair $((port + 1000)) _perf_srv _perf_cli
+}
+
+# integrity_pair PORT ARGS...: tests/user/integrity.c between the VMs (server
+# VM 0, client VM 1) on device $DEV (default sroce0), GID index $g.  The
+# client retries its TCP connection until the server is up.
+integrity_pair() {
+	local port=$1 rc
+	shift
+	if [ "$VM_ID" = 0 ]; then
+		timeout 600 "$SROCE_SRC/build/tests/sroce_integrity" -d "${DEV:-sroce0}" -g "$g" -p "$port" "$@"
+		return
+	fi
+	timeout 580 "$SROCE_SRC/build/tests/sroce_integrity" -d "${DEV:-sroce0}" -g "$g" -p "$port" "$@" "$(vm_ip 0)" > /tmp/icli.out 2>&1
+	rc=$?
+	grep -c '^ok' /tmp/icli.out | sed 's/^/integrity checks passed: /'
+	grep -v '^ok' /tmp/icli.out | tail -5
+	return "$rc"
 }

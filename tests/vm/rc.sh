@@ -45,20 +45,7 @@ run_set() {	# run_set MTU: the perftest set at one path MTU
 }
 run_set 1024
 
-integrity() {	# integrity PORT ARGS...
-	local port=$1 rc
-	shift
-	if [ "$VM_ID" = 0 ]; then
-		timeout 600 "$SROCE_SRC/build/tests/sroce_integrity" -d sroce0 -g "$g" -p "$port" "$@"
-		return
-	fi
-	timeout 580 "$SROCE_SRC/build/tests/sroce_integrity" -d sroce0 -g "$g" -p "$port" "$@" "$(vm_ip 0)" > /tmp/icli.out 2>&1
-	rc=$?
-	grep -c '^ok' /tmp/icli.out | sed 's/^/integrity checks passed: /'
-	grep -v '^ok' /tmp/icli.out | tail -5
-	return "$rc"
-}
-check "data integrity, all opcodes, MTU 1024" integrity 18600 -n 2
+check "data integrity, all opcodes, MTU 1024" integrity_pair 18600 -n 2
 
 # RoCEv2 over IPv6: the GIDs of fd77::1 and fd77::2.
 g4=$g
@@ -68,7 +55,7 @@ diag "IPv6 GID index $g"
 check "IPv6 GID present" test -n "$g"
 check "IPv6: ibv_rc_pingpong" perf_pair 18590 0 ibv_rc_pingpong -d sroce0 -g "$g" -n 100
 check "IPv6: ib_write_bw -s 65536" perf_pair 18591 4 ib_write_bw -d sroce0 -x "$g" -F -s 65536 -n 200
-check "IPv6: data integrity, all opcodes" integrity 18599 -n 1
+check "IPv6: data integrity, all opcodes" integrity_pair 18599 -n 1
 g=$g4
 
 # MTU 4096 needs jumbo frames on the link.
@@ -77,7 +64,7 @@ check "active MTU follows: 4096" wait_for 5 \
 	bash -c "ibv_devinfo -d sroce0 | grep -q 'active_mtu:.*4096'"
 vm_barrier jumbo
 run_set 4096
-check "data integrity, all opcodes, MTU 4096" integrity 18601 -n 1 -m 4096
+check "data integrity, all opcodes, MTU 4096" integrity_pair 18601 -n 1 -m 4096
 check "eth0 MTU back to 1500" ip link set eth0 mtu 1500
 vm_barrier mtu1500
 
@@ -86,13 +73,13 @@ netem() { tc qdisc replace dev eth0 root netem "$@"; }
 r0=$(stat retransmits)
 check "netem loss 1%" netem loss 1%
 vm_barrier loss1
-check "data integrity with 1% loss" integrity 18602 -n 1
+check "data integrity with 1% loss" integrity_pair 18602 -n 1
 check "netem loss 10%" netem loss 10%
 vm_barrier loss10
-check "data integrity with 10% loss" integrity 18603 -n 1
+check "data integrity with 10% loss" integrity_pair 18603 -n 1
 check "netem reorder and duplicate" netem delay 1ms reorder 20% 50% duplicate 2%
 vm_barrier reorder
-check "data integrity with reordering and duplication" integrity 18604 -n 1
+check "data integrity with reordering and duplication" integrity_pair 18604 -n 1
 check "netem off" tc qdisc del dev eth0 root
 r1=$(stat retransmits)
 diag "retransmits under loss: $((r1 - r0))"
