@@ -1,0 +1,120 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# vms: 2
+# timeout: 1500
+#
+# Wire interoperability with the in-kernel rdma_rxe: one VM runs sroce, the
+# other rdma_rxe, then the other way round, so sroce is server once and
+# client once for every run: rdma-core pingpongs (RC, UD, IPv4, IPv6),
+# perftest send/write/read/atomic bandwidth and send latency at MTU 1024
+# (and write/read at 4096, up to 1 MiB), rping -V, perftest over rdma_cm,
+# the integrity tool clean and under 1% netem loss, and NVMe-oF with the
+# target on one stack and the host on the other.
+. tests/vm/lib.sh
+. tests/vm/nvmeof-lib.sh
+
+srv=$(vm_ip 0)
+
+stack_up() {	# stack_up sroce|rxe: the device, as DEV, with its GIDs
+	if [ "$1" = sroce ]; then
+		DEV=sroce0
+		check "$1: rdma link add" rdma link add sroce0 type sroce netdev eth0
+	else
+		DEV=rxe0
+		check "$1: rdma link add" bash -c "modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0"
+	fi
+	wait_for 10 sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")" "$DEV"
+	wait_for 10 sroce_gid "fd77:0000:0000:0000:0000:0000:0000:000$((VM_ID + 1))" "$DEV"
+	g=$(sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")" "$DEV")
+	g6=$(sroce_gid "fd77:0000:0000:0000:0000:0000:0000:000$((VM_ID + 1))" "$DEV")
+}
+
+stack_down() {	# stack_down sroce|rxe
+	check "$1: rdma link delete" rdma link delete "$DEV"
+	if [ "$1" = sroce ]; then
+		check "$1: rmmod" rmmod sroce
+	else
+		check "$1: rmmod" rmmod rdma_rxe
+	fi
+}
+
+rping_srv() { timeout 200 rping -s -a "$srv" -p "$1" -C "$(scaled 50)" -S 4096 -V; }
+rping_cli() { timeout 180 rping -c -a "$srv" -p "$1" -C "$(scaled 50)" -S 4096 -V; }
+
+# phase NAME P: VM 0 runs stack $1 (the servers), VM 1 the other; ports
+# from P.
+phase() {
+	local mine other tag args
+	if [ "$VM_ID" = 0 ]; then mine=$1; else mine=$([ "$1" = sroce ] && echo rxe || echo sroce); fi
+	tag="server $1"
+	p=$2
+	stack_up "$mine"
+	vm_barrier "$1-up"
+	# A packet trace of a few exchanges, seen from VM 1 ("out": VM 1's
+	# stack, "in": VM 0's), for Documentation/interop.rst.
+	if [ "$VM_ID" = 1 ]; then
+		"$SROCE_SRC/tools/roce-trace" eth0 > "$SHARED/trace-server-$1.txt" 2>&1 &
+		tracer=$!
+		wait_for 60 grep -q tracing "$SHARED/trace-server-$1.txt"
+	fi
+	vm_barrier "$1-tracing"
+	check "$tag: traced: ibv_rc_pingpong 4 KiB x 3" perf_pair $((p + 40)) 0 ibv_rc_pingpong -d "$DEV" -g "$g" -n 3 -s 4096
+	check "$tag: traced: ib_read_bw 8 KiB x 5" perf_pair $((p + 41)) 0 ib_read_bw -d "$DEV" -x "$g" -F -s 8192 -n 5
+	check "$tag: traced: ib_atomic_bw x 5" perf_pair $((p + 42)) 0 ib_atomic_bw -d "$DEV" -x "$g" -F -n 5
+	check "$tag: traced: ibv_ud_pingpong x 2" perf_pair $((p + 43)) 0 ibv_ud_pingpong -d "$DEV" -g "$g" -n 2 -s 64
+	if [ "$VM_ID" = 1 ]; then
+		kill "$tracer"
+		wait "$tracer"
+		diag "traced $(grep -c . "$SHARED/trace-server-$1.txt") packets"
+	fi
+	check "$tag: ibv_rc_pingpong" perf_pair $((p + 1)) 0 ibv_rc_pingpong -d "$DEV" -g "$g" -n 100
+	check "$tag: ibv_rc_pingpong over IPv6" perf_pair $((p + 2)) 0 ibv_rc_pingpong -d "$DEV" -g "$g6" -n 50
+	check "$tag: ibv_ud_pingpong" perf_pair $((p + 3)) 0 ibv_ud_pingpong -d "$DEV" -g "$g" -n 100 -s 512
+	for args in "ib_send_bw -s 65536 -n 100" "ib_write_bw -s 1048576 -n 5" \
+		    "ib_read_bw -s 65536 -n 100" "ib_read_bw -s 1048576 -n 5"; do
+		p=$((p + 1))
+		check "$tag: $args" perf_pair $((p + 10)) 4 ${args%% *} -d "$DEV" -x "$g" -F ${args#* }
+	done
+	check "$tag: ib_atomic_bw -n 200" perf_pair $((p + 20)) 5 ib_atomic_bw -d "$DEV" -x "$g" -F -n 200
+	check "$tag: ib_send_lat -s 64" perf_pair $((p + 21)) 3 ib_send_lat -d "$DEV" -x "$g" -F -s 64 -n 100
+	check "$tag: ib_send_bw -R (rdma_cm)" perf_pair $((p + 22)) 4 ib_send_bw -d "$DEV" -R -F -s 65536 -n 100
+	check "$tag: rping -V" vm_pair $((p + 23)) rping_srv rping_cli
+	check "$tag: data integrity, all opcodes" integrity_pair $((p + 24)) -n 1
+
+	check "$tag: eth0 MTU 9000" ip link set eth0 mtu 9000
+	vm_barrier "$1-jumbo"
+	check "$tag: MTU 4096: ib_write_bw -s 1048576" perf_pair $((p + 25)) 4 ib_write_bw -d "$DEV" -x "$g" -F -m 4096 -s 1048576 -n 5
+	check "$tag: MTU 4096: ib_read_bw -s 65536" perf_pair $((p + 26)) 4 ib_read_bw -d "$DEV" -x "$g" -F -m 4096 -s 65536 -n 100
+	check "$tag: eth0 MTU 1500" ip link set eth0 mtu 1500
+	vm_barrier "$1-mtu1500"
+
+	check "$tag: netem loss 1%" tc qdisc replace dev eth0 root netem loss 1%
+	vm_barrier "$1-loss"
+	check "$tag: data integrity with 1% loss" integrity_pair $((p + 27)) -n 1
+	check "$tag: netem off" tc qdisc del dev eth0 root
+	vm_barrier "$1-noloss"
+
+	# NVMe-oF: the target on VM 0's stack, the host on VM 1's.
+	if [ "$VM_ID" = 0 ]; then
+		check "$tag: NVMe-oF target up" nvmet_up "$srv" ipv4
+		check "$tag: NVMe-oF target listens" wait_for 30 listening 4420
+		vm_put "nvmet-$1" 1
+		vm_get "nvme-$1" 900 > /dev/null
+		check "$tag: NVMe-oF target down" nvmet_down
+	else
+		vm_get "nvmet-$1" 300 > /dev/null
+		check "$tag: NVMe-oF connect" nvme_host_connect "$srv"
+		check "$tag: NVMe-oF fio 4 KiB, depth 16, verified" fio_verify 4k 16
+		check "$tag: NVMe-oF fio 128 KiB, depth 4, verified" fio_verify 128k 4
+		check "$tag: NVMe-oF disconnect" nvme_host_disconnect
+		check "$tag: unload nvme-rdma" modprobe -r nvme-rdma
+		vm_put "nvme-$1" 1
+	fi
+	vm_barrier "$1-done" 900
+	stack_down "$mine"
+}
+
+phase sroce 19400
+phase rxe 19500
+check "no leak reported at unload" bash -c "! dmesg | grep -q 'sroce: leak'"
+tap_done
