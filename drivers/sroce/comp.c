@@ -501,6 +501,21 @@ out:
 	sroce_qp_deliver_events(qp);
 }
 
+/**
+ * sroce_qp_kick_later - run the send side again a tick from now
+ * @qp: the QP, with qp->lock held
+ *
+ * For a packet that could not be allocated: nothing went out, so no ACK
+ * and no retry timeout brings the QP back; and kicking at once would spin
+ * on an empty allocator.  The RNR timer is the one that only kicks; while
+ * it runs for an RNR wait nothing is sent anyway.
+ */
+void sroce_qp_kick_later(struct sroce_qp *qp)
+{
+	if (!qp->dead && !timer_pending(&qp->rnr_timer))
+		mod_timer(&qp->rnr_timer, jiffies + 1);
+}
+
 static void sroce_rnr_timer(struct timer_list *t)
 {
 	struct sroce_qp *qp = from_timer(qp, t, rnr_timer);

@@ -38,7 +38,8 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EINVAL;
 	if (!sroce_charge(&sdev->nr_cq, SROCE_MAX_CQ))
 		return -ENOMEM;
-	cq->queue = kvcalloc(attr->cqe + 1, sizeof(*cq->queue), GFP_KERNEL);
+	cq->queue = sroce_fail(SROCE_FAULT_CREATE) ? NULL :
+		    kvcalloc(attr->cqe + 1, sizeof(*cq->queue), GFP_KERNEL);
 	if (!cq->queue) {
 		err = -ENOMEM;
 		goto err_count;

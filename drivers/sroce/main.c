@@ -255,6 +255,7 @@ static int __init sroce_init(void)
 	sroce_debugfs = debugfs_create_dir(SROCE_DRV_NAME, NULL);
 	debugfs_create_file("objects", 0444, sroce_debugfs, NULL,
 			    &sroce_objects_fops);
+	sroce_fault_init(sroce_debugfs);
 	pr_info("sroce: loaded (uABI %d, driver id %#x)\n", SROCE_ABI_VERSION,
 		SROCE_DRIVER_ID);
 	return 0;

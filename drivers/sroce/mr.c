@@ -16,7 +16,8 @@ static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev, int access,
 	struct sroce_mr *mr;
 	int err;
 
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = sroce_fail(SROCE_FAULT_CREATE) ? NULL :
+	     kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	err = sroce_pool_add(&sdev->mr_pool, &mr->elem);

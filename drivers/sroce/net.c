@@ -117,6 +117,8 @@ int sroce_pkt_alloc(struct sroce_dev *sdev, struct sroce_pkt *pkt, u8 opcode,
 	u32 hlen, pad = -paylen & 3;
 	struct sk_buff *skb;
 
+	if (sroce_fail(SROCE_FAULT_PACKET))
+		return -ENOMEM;
 	if ((opcode & 0xe0) == SROCE_OP_UD)
 		info |= SROCE_H_DETH;
 	hlen = sizeof(struct sroce_bth) + sroce_ext_len(info);

@@ -62,6 +62,8 @@ int sroce_pool_add(struct sroce_pool *pool, struct sroce_pool_elem *elem)
 {
 	int err;
 
+	if (sroce_fail(SROCE_FAULT_CREATE))
+		return -ENOMEM;
 	err = sroce_pool_reserve(pool, elem);
 	if (err)
 		return err;
@@ -87,6 +89,8 @@ int sroce_pool_add_id(struct sroce_pool *pool, struct sroce_pool_elem *elem,
 {
 	int err;
 
+	if (sroce_fail(SROCE_FAULT_CREATE))
+		return -ENOMEM;
 	err = sroce_pool_reserve(pool, elem);
 	if (err)
 		return err;

@@ -14,6 +14,8 @@
 
 int sroce_queue_init(struct sroce_queue *q, u32 size, u32 stride, u32 max_sge)
 {
+	if (sroce_fail(SROCE_FAULT_CREATE))
+		return -ENOMEM;
 	q->buf = kvcalloc(size, stride, GFP_KERNEL);
 	if (!q->buf)
 		return -ENOMEM;

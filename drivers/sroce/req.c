@@ -331,8 +331,11 @@ bool sroce_req_run(struct sroce_qp *qp, int budget)
 		if (rc && sroce_wqe_is_rd_op(wqe->opcode) &&
 		    req->rd_inflight >= max_t(u32, qp->attr.max_rd_atomic, 1))
 			break;
-		if (sroce_req_send_one(qp, wqe))
-			break;	/* no memory: the retry timer comes back */
+		if (sroce_req_send_one(qp, wqe)) {
+			/* No packet memory: nothing sent, try again soon. */
+			sroce_qp_kick_later(qp);
+			break;
+		}
 		if (wqe->state == SROCE_WQE_DONE)
 			completed = true;
 		budget--;

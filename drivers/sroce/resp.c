@@ -192,8 +192,11 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 			op = SROCE_ATOMIC_ACK;
 			off = 0;
 		}
-		if (sroce_pkt_alloc(sdev, &pkt, SROCE_OP_RC | op, paylen))
-			return true;	/* retried from the work item */
+		if (sroce_pkt_alloc(sdev, &pkt, SROCE_OP_RC | op, paylen)) {
+			/* No packet memory: the response waits a tick. */
+			sroce_qp_kick_later(qp);
+			return false;
+		}
 		pkt.bth->qpn = cpu_to_be32(qp->attr.dest_qp_num &
 					   SROCE_QPN_MASK);
 		pkt.bth->apsn = cpu_to_be32(sroce_psn_add(res->psn,

@@ -734,6 +734,16 @@ int sroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid);
 void sroce_mcast_detach_all(struct sroce_qp *qp);
 int sroce_mcast_rcv(struct sroce_pkt *pkt);
 
+/* fault.c: fault injection knobs (debug kernels only) */
+enum sroce_fault { SROCE_FAULT_CREATE, SROCE_FAULT_PACKET };
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+bool sroce_fail(enum sroce_fault f);
+void sroce_fault_init(struct dentry *dir);
+#else
+static inline bool sroce_fail(enum sroce_fault f) { return false; }
+static inline void sroce_fault_init(struct dentry *dir) { }
+#endif
+
 int sroce_net_init(void);
 void sroce_net_exit(void);
 u16 sroce_src_port(u32 qpn);
@@ -756,6 +766,7 @@ int sroce_sge_copy(struct sroce_qp *qp, const struct ib_sge *sge,
 bool sroce_req_run(struct sroce_qp *qp, int budget);
 void sroce_req_rewind(struct sroce_qp *qp);
 void sroce_qp_kick(struct sroce_qp *qp);
+void sroce_qp_kick_later(struct sroce_qp *qp);
 void sroce_tx_work(struct work_struct *work);
 void sroce_wqe_copy(struct sroce_send_wqe *wqe, u32 offset, void *buf,
 		    u32 len, bool to_mr);
