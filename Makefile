@@ -121,12 +121,13 @@ DEBUG_KDIR = $(DEBUG_CACHE)/build
 DEBUG_KREL = $(shell cat $(DEBUG_KDIR)/include/config/kernel.release 2>/dev/null)
 DEBUG_SRC := $(BUILD)/debug/src
 DEBUG_KODIR := $(BUILD)/debug/modules
-# The lane runs every test but the two-VM RC and NVMe-oF suites (rc.sh,
-# nvmeof.sh): under KASAN and lockdep in TCG they take longer than CI's
-# budget allows after a cold kernel build; the engine runs there through
-# loopback.sh, objects.sh (kernel data path), cm.sh, NVMe-oF through
-# nvmeof-loop.sh.  DEBUG_TESTS="tests/vm/rc.sh tests/vm/nvmeof.sh" runs them.
-DEBUG_TESTS ?= $(filter-out tests/vm/rc.sh tests/vm/nvmeof.sh %lib.sh tests/vm/demo.sh,$(wildcard tests/vm/*.sh))
+# The lane runs every test but the two-VM RC, NVMe-oF and rxe interop
+# suites (rc.sh, nvmeof.sh, interop.sh): under KASAN and lockdep in TCG
+# they take longer than CI's budget allows; the engine runs there through
+# loopback.sh, objects.sh (kernel data path), cm.sh, faults.sh, NVMe-oF
+# through nvmeof-loop.sh.  DEBUG_TESTS="tests/vm/rc.sh ..." runs any set.
+DEBUG_SLOW := tests/vm/rc.sh tests/vm/nvmeof.sh tests/vm/interop.sh
+DEBUG_TESTS ?= $(filter-out $(DEBUG_SLOW) %lib.sh tests/vm/demo.sh,$(wildcard tests/vm/*.sh))
 
 debug-kernel: deps
 	@tools/debug-kernel/build
