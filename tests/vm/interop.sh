@@ -15,27 +15,9 @@
 
 srv=$(vm_ip 0)
 
-stack_up() {	# stack_up sroce|rxe: the device, as DEV, with its GIDs
-	if [ "$1" = sroce ]; then
-		DEV=sroce0
-		check "$1: rdma link add" rdma link add sroce0 type sroce netdev eth0
-	else
-		DEV=rxe0
-		check "$1: rdma link add" bash -c "modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0"
-	fi
-	wait_for 10 sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")" "$DEV"
-	wait_for 10 sroce_gid "fd77:0000:0000:0000:0000:0000:0000:000$((VM_ID + 1))" "$DEV"
-	g=$(sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")" "$DEV")
-	g6=$(sroce_gid "fd77:0000:0000:0000:0000:0000:0000:000$((VM_ID + 1))" "$DEV")
-}
-
-stack_down() {	# stack_down sroce|rxe
-	check "$1: rdma link delete" rdma link delete "$DEV"
-	if [ "$1" = sroce ]; then
-		check "$1: rmmod" rmmod sroce
-	else
-		check "$1: rmmod" rmmod rdma_rxe
-	fi
+interop_io() {	# on the NVMe-oF host
+	check "$1: NVMe-oF fio 4 KiB, depth 16, verified" fio_verify 4k 16
+	check "$1: NVMe-oF fio 128 KiB, depth 4, verified" fio_verify 128k 4
 }
 
 rping_srv() { timeout 200 rping -s -a "$srv" -p "$1" -C "$(scaled 50)" -S 4096 -V; }
@@ -95,21 +77,7 @@ phase() {
 	vm_barrier "$1-noloss"
 
 	# NVMe-oF: the target on VM 0's stack, the host on VM 1's.
-	if [ "$VM_ID" = 0 ]; then
-		check "$tag: NVMe-oF target up" nvmet_up "$srv" ipv4
-		check "$tag: NVMe-oF target listens" wait_for 30 listening 4420
-		vm_put "nvmet-$1" 1
-		vm_get "nvme-$1" 900 > /dev/null
-		check "$tag: NVMe-oF target down" nvmet_down
-	else
-		vm_get "nvmet-$1" 300 > /dev/null
-		check "$tag: NVMe-oF connect" nvme_host_connect "$srv"
-		check "$tag: NVMe-oF fio 4 KiB, depth 16, verified" fio_verify 4k 16
-		check "$tag: NVMe-oF fio 128 KiB, depth 4, verified" fio_verify 128k 4
-		check "$tag: NVMe-oF disconnect" nvme_host_disconnect
-		check "$tag: unload nvme-rdma" modprobe -r nvme-rdma
-		vm_put "nvme-$1" 1
-	fi
+	nvme_pair "server-$1" interop_io
 	vm_barrier "$1-done" 900
 	stack_down "$mine"
 }

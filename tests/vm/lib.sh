@@ -271,3 +271,29 @@ integrity_pair() {
 	grep -v '^ok' /tmp/icli.out | tail -5
 	return "$rc"
 }
+
+# stack_up sroce|rxe: the RDMA device of that stack on eth0, as DEV, with
+# its IPv4 and IPv6 GID indexes in g and g6 (sroce and rdma_rxe both bind
+# UDP 4791: one at a time per host).  stack_down sroce|rxe undoes it.
+stack_up() {	# stack_up sroce|rxe: the device, as DEV, with its GIDs
+	if [ "$1" = sroce ]; then
+		DEV=sroce0
+		check "$1: rdma link add" rdma link add sroce0 type sroce netdev eth0
+	else
+		DEV=rxe0
+		check "$1: rdma link add" bash -c "modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0"
+	fi
+	wait_for 10 sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")" "$DEV"
+	wait_for 10 sroce_gid "fd77:0000:0000:0000:0000:0000:0000:000$((VM_ID + 1))" "$DEV"
+	g=$(sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")" "$DEV")
+	g6=$(sroce_gid "fd77:0000:0000:0000:0000:0000:0000:000$((VM_ID + 1))" "$DEV")
+}
+
+stack_down() {	# stack_down sroce|rxe
+	check "$1: rdma link delete" rdma link delete "$DEV"
+	if [ "$1" = sroce ]; then
+		check "$1: rmmod" rmmod sroce
+	else
+		check "$1: rmmod" rmmod rdma_rxe
+	fi
+}

@@ -76,3 +76,27 @@ fio_verify() {
 		return 1
 	}
 }
+
+# nvme_pair NAME HOST_STEPS: the target on VM 0 ($NVME_TR port on its test
+# address), on VM 1 a host that connects, runs the shell function
+# HOST_STEPS NAME, disconnects and unloads its transport; both VMs return
+# once the target is down again.
+nvme_pair() {
+	local name=$1 steps=$2 tgt
+	tgt=$(vm_ip 0)
+	if [ "$VM_ID" = 0 ]; then
+		check "$name: NVMe-oF target up ($NVME_TR)" nvmet_up "$tgt" ipv4
+		check "$name: NVMe-oF target listens" wait_for 30 listening 4420
+		vm_put "nvmet-$name" 1
+		vm_get "nvme-$name" 900 > /dev/null
+		check "$name: NVMe-oF target down" nvmet_down
+	else
+		vm_get "nvmet-$name" 300 > /dev/null
+		check "$name: NVMe-oF connect ($NVME_TR)" nvme_host_connect "$tgt"
+		$steps "$name"
+		check "$name: NVMe-oF disconnect" nvme_host_disconnect
+		check "$name: nvme-$NVME_TR unloaded" modprobe -r "nvme-$NVME_TR"
+		vm_put "nvme-$name" 1
+	fi
+	vm_barrier "nvme-done-$name" 900
+}

@@ -38,23 +38,18 @@ rows() {	# rows STACK DEV PORTBASE
 }
 
 [ "$VM_ID" = 1 ] && : > "$out"
-check "sroce: rdma link add" rdma link add sroce0 type sroce netdev eth0
-wait_for 5 sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")" sroce0
+stack_up sroce
 vm_barrier sroce-up
 rows sroce sroce0 19100
 vm_barrier sroce-done
 rdma statistic show link sroce0/1 | sed 's/^/# /'
-check "sroce: rdma link delete" rdma link delete sroce0
-check "sroce: rmmod" rmmod sroce
+stack_down sroce
 
-check "rxe: modprobe rdma_rxe" modprobe rdma_rxe
-check "rxe: rdma link add" rdma link add rxe0 type rxe netdev eth0
-wait_for 5 sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")" rxe0
+stack_up rxe
 vm_barrier rxe-up
 rows rxe rxe0 19200
 vm_barrier rxe-done
-check "rxe: rdma link delete" rdma link delete rxe0
-check "rxe: rmmod" rmmod rdma_rxe
+stack_down rxe
 
 # TCP, one stream.
 if [ "$VM_ID" = 0 ]; then

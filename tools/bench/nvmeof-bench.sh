@@ -13,7 +13,6 @@
 . tests/vm/nvmeof-lib.sh
 
 out=$SHARED/bench.txt
-srv=$(vm_ip 0)
 record() { [ "$VM_ID" = 1 ] && echo "$1 $2 $3 $4" >> "$out"; }
 
 # fio_row STACK NAME RW BS DEPTH: 20 s of one fio job on the namespace.
@@ -37,44 +36,20 @@ fio_row() {
 	diag "$stack $name: $v"
 }
 
-# run_stack STACK: target up, host connected, the rows, all down.
-run_stack() {
-	local stack=$1
-	if [ "$VM_ID" = 0 ]; then
-		check "$stack: target up ($NVME_TR)" nvmet_up "$srv" ipv4
-		check "$stack: target listens" wait_for 30 listening 4420
-		vm_put "target-$stack" 1
-		vm_get "host-$stack" 900 > /dev/null
-		check "$stack: target down" nvmet_down
-	else
-		vm_get "target-$stack" 300 > /dev/null
-		check "$stack: host connected ($NVME_TR)" nvme_host_connect "$srv"
-		fio_row "$stack" randread_4k_iops randread 4k 16
-		fio_row "$stack" randwrite_4k_iops randwrite 4k 16
-		fio_row "$stack" read_128k_bw read 128k 8
-		fio_row "$stack" write_128k_bw write 128k 8
-		check "$stack: host disconnected" nvme_host_disconnect
-		check "$stack: nvme-$NVME_TR unloaded" modprobe -r "nvme-$NVME_TR"
-		vm_put "host-$stack" 1
-	fi
-	vm_barrier "$stack-done" 900
+# The rows of one stack, on the host.
+rows() {
+	fio_row "$1" randread_4k_iops randread 4k 16
+	fio_row "$1" randwrite_4k_iops randwrite 4k 16
+	fio_row "$1" read_128k_bw read 128k 8
+	fio_row "$1" write_128k_bw write 128k 8
 }
 
 [ "$VM_ID" = 1 ] && : > "$out"
-check "sroce: rdma link add" rdma link add sroce0 type sroce netdev eth0
-wait_for 5 sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")" sroce0
-vm_barrier sroce-up
-NVME_TR=rdma run_stack sroce
-check "sroce: rdma link delete" rdma link delete sroce0
-check "sroce: rmmod" rmmod sroce
-
-check "rxe: modprobe rdma_rxe" modprobe rdma_rxe
-check "rxe: rdma link add" rdma link add rxe0 type rxe netdev eth0
-wait_for 5 sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")" rxe0
-vm_barrier rxe-up
-NVME_TR=rdma run_stack rxe
-check "rxe: rdma link delete" rdma link delete rxe0
-check "rxe: rmmod" rmmod rdma_rxe
-
-NVME_TR=tcp run_stack tcp
+for stack in sroce rxe; do
+	stack_up "$stack"
+	vm_barrier "$stack-up"
+	NVME_TR=rdma nvme_pair "$stack" rows
+	stack_down "$stack"
+done
+NVME_TR=tcp nvme_pair tcp rows
 tap_done
