@@ -235,10 +235,9 @@ int sroce_mcast_rcv(struct sroce_pkt *pkt)
 	if (n)
 		sroce_count(sdev, SROCE_CNT_RX_MCAST);
 	for (i = 0; i < n; i++) {
+		/* The responder checks the QP's state under its lock. */
 		pkt->qp = qps[i];
-		/* Pairs with modify_qp's release, as in sroce_rcv(). */
-		if (smp_load_acquire(&qps[i]->state) >= IB_QPS_RTR)
-			sroce_resp_rcv(qps[i], pkt);
+		sroce_resp_rcv(qps[i], pkt);
 		sroce_qp_put(qps[i]);
 	}
 	pkt->qp = NULL;

@@ -20,11 +20,15 @@
  *   req.c     requester (post_send)
  *   comp.c    completer: ACKs, responses, retry and RNR timers
  *   resp.c    responder
+ *   mcast.c   multicast groups: attach/detach, delivery to every QP
  *   counters.c  rdma statistic counters, rdma res engine state
+ *   fault.c   fault injection knobs (debug kernels only)
  *   trace.h   tracepoints
  *
  * Lock order (outermost first):
  *   sroce_dev_lock (main.c) is a leaf: nothing else is taken under it.
+ *   sdev->mcg_lock (mcast.c) is a leaf; the netdev's address list is
+ *   changed after it is dropped.
  *   qp->state_lock -> qp->lock (engine) -> qp->sq.lock / qp->rq.lock /
  *   srq->rq.lock -> cq->lock
  *   pool xarray locks are leaves.
@@ -215,7 +219,8 @@ struct sroce_dev {
 	enum ib_port_state port_state;	/* last state reported to ib_core */
 	int port_mtu;			/* last active MTU reported */
 
-	spinlock_t mcg_lock;		/* leaf: protects the four below */
+	/* leaf lock: the groups, their counts, and every QP's nr_mcg */
+	spinlock_t mcg_lock;
 	struct list_head mcg_list;	/* struct sroce_mcg (mcast.c) */
 	u32 nr_mcg, nr_mcg_attach;
 };
@@ -728,13 +733,13 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 
-/* net.c - RoCEv2 packets in and out */
+/* mcast.c - multicast groups */
 int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid);
 int sroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid);
 void sroce_mcast_detach_all(struct sroce_qp *qp);
 int sroce_mcast_rcv(struct sroce_pkt *pkt);
 
-/* fault.c: fault injection knobs (debug kernels only) */
+/* fault.c - fault injection knobs (debug kernels only) */
 enum sroce_fault { SROCE_FAULT_CREATE, SROCE_FAULT_PACKET };
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 bool sroce_fail(enum sroce_fault f);
@@ -744,6 +749,7 @@ static inline bool sroce_fail(enum sroce_fault f) { return false; }
 static inline void sroce_fault_init(struct dentry *dir) { }
 #endif
 
+/* net.c - RoCEv2 packets in and out */
 int sroce_net_init(void);
 void sroce_net_exit(void);
 u16 sroce_src_port(u32 qpn);
