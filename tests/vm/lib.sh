@@ -209,7 +209,9 @@ vm_pair() {
 	if [ "$VM_ID" = 0 ]; then
 		$_srv "$_port" > /tmp/srv.out 2> /tmp/srv.err &
 		_spid=$!
-		wait_for 30 "${PAIR_READY:-listening}" "$_port"
+		# Under a loaded emulator a server can take long to listen.
+		wait_for 120 "${PAIR_READY:-listening}" "$_port" ||
+			diag "server not ready on port $_port after 120 s"
 		vm_put "ready.$_port" 1
 		wait "$_spid"
 		pair_src=$?
