@@ -7,7 +7,7 @@
 # rping with data verification, perftest over rdma_cm (-R), ucmatose,
 # udaddy and mckey.  Every connection rdma_cm makes runs its MADs over
 # sroce's QP1; every object is gone at the end.
-. tests/vm/lib.sh
+. tests/lib/vm.sh
 
 objects() { cat /sys/kernel/debug/sroce/objects; }
 srv_ip=$(vm_ip 0)

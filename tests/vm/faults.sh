@@ -14,7 +14,7 @@
 # kmemleak (debug lane) finds nothing, and data moved while packets fail
 # to allocate is still correct.  Needs CONFIG_FAULT_INJECTION_DEBUG_FS and
 # FAILSLAB: the debug-kernel lane.
-. tests/vm/lib.sh
+. tests/lib/vm.sh
 
 knobs=/sys/kernel/debug/sroce
 fs=/sys/kernel/debug/failslab

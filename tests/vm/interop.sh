@@ -10,8 +10,8 @@
 # (and write/read at 4096, up to 1 MiB), rping -V, perftest over rdma_cm,
 # the integrity tool clean and under 1% netem loss, and NVMe-oF with the
 # target on one stack and the host on the other.
-. tests/vm/lib.sh
-. tests/vm/nvmeof-lib.sh
+. tests/lib/vm.sh
+. tests/lib/nvmeof.sh
 
 srv=$(vm_ip 0)
 

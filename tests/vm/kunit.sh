@@ -6,7 +6,7 @@
 # The KUnit suites built into sroce.ko (drivers/sroce/kunit.c) run when the
 # module loads on a kernel with KUnit (the debug kernel); elsewhere there is
 # nothing to run and the test says so.
-. tests/vm/lib.sh
+. tests/lib/vm.sh
 
 if [ ! -d /sys/module/kunit ]; then
 	echo "ok 1 - KUnit suites # SKIP this kernel has no KUnit"

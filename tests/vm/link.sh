@@ -6,7 +6,7 @@
 # Device life on one host: load/unload, rdma link add/delete, port state
 # from carrier, MTU, node GUID, GIDs from addresses, two devices, netdev
 # removal, rmmod with devices bound.
-. tests/vm/lib.sh
+. tests/lib/vm.sh
 
 ib=/sys/class/infiniband
 port_state() { cut -d' ' -f2 "$ib/$1/ports/1/state"; }

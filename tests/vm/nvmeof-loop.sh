@@ -7,8 +7,8 @@
 # uses an SRQ, nvmet-rdma use_srq=1): connect,
 # fio with crc32c verification, disconnect, teardown; every verbs object
 # freed.
-. tests/vm/lib.sh
-. tests/vm/nvmeof-lib.sh
+. tests/lib/vm.sh
+. tests/lib/nvmeof.sh
 
 # ib_core keeps the CQs of its shared CQ pool (ib_cq_pool_get, used by
 # nvmet-rdma) until the device goes: CQs are counted after link delete.

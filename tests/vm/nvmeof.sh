@@ -10,8 +10,8 @@
 # disconnects, reconnects, disconnects with I/O in flight; then the
 # target's port goes away under the connected host, which gives up the
 # controller cleanly.  Every verbs object is freed on both sides.
-. tests/vm/lib.sh
-. tests/vm/nvmeof-lib.sh
+. tests/lib/vm.sh
+. tests/lib/nvmeof.sh
 
 # ib_core keeps the CQs of its shared CQ pool (ib_cq_pool_get, used by
 # nvmet-rdma) until the device goes: CQs are counted after link delete.

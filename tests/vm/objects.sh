@@ -6,7 +6,7 @@
 # Verbs objects from kernel space: the in-kernel test client
 # (tests/kernel/sroce_test.c) runs the control path and its misuse cases
 # on sroce0 and reports KTAP; every object it made must be gone after.
-. tests/vm/lib.sh
+. tests/lib/vm.sh
 
 objects() { cat /sys/kernel/debug/sroce/objects; }
 

@@ -7,7 +7,7 @@
 # MTU 1024 and 4096 and sizes from 1 B to 1 MiB, the data-integrity tool,
 # then the same integrity run with netem loss (1%, 10%), reordering and
 # duplication on the link: data correct, no hang, retransmissions counted.
-. tests/vm/lib.sh
+. tests/lib/vm.sh
 
 objects() { cat /sys/kernel/debug/sroce/objects; }
 stat() { rdma statistic show link sroce0/1 | tr -s ' ' '\n' | awk -v k="$1" '$0 == k { getline; print }'; }

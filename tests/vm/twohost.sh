@@ -5,7 +5,7 @@
 #
 # Two hosts on one link each bind sroce to eth0; each sees its own RoCEv2
 # GIDs, and its peer's address on the link (what RoCE traffic will use).
-. tests/vm/lib.sh
+. tests/lib/vm.sh
 
 ib=/sys/class/infiniband
 peer=$(( (VM_ID + 1) % VM_COUNT ))

@@ -5,7 +5,7 @@
 #
 # User space through stock rdma-core and our provider: ibv_devices,
 # ibv_devinfo, and the objects test program (tests/user/objects.c).
-. tests/vm/lib.sh
+. tests/lib/vm.sh
 
 objects() { cat /sys/kernel/debug/sroce/objects; }
 devinfo() { ibv_devinfo -v -d sroce0 > /tmp/devinfo 2>&1; }

@@ -8,7 +8,7 @@
 # then TCP with iperf3, all in one boot.  VM 1 (the client) writes
 # "STACK ROW VALUE UNIT" lines to $SHARED/bench.txt; tools/bench/report
 # prints the table.  A benchmark, not a test: figures, no thresholds.
-. tests/vm/lib.sh
+. tests/lib/vm.sh
 
 out=$SHARED/bench.txt
 record() { [ "$VM_ID" = 1 ] && echo "$1 $2 $3 $4" >> "$out"; }

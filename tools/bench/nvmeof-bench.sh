@@ -9,8 +9,8 @@
 # 4791), and over NVMe/TCP, in one boot.  VM 1 writes "STACK ROW VALUE
 # UNIT" lines to $SHARED/bench.txt for tools/bench/report.  Figures, no
 # thresholds.
-. tests/vm/lib.sh
-. tests/vm/nvmeof-lib.sh
+. tests/lib/vm.sh
+. tests/lib/nvmeof.sh
 
 out=$SHARED/bench.txt
 record() { [ "$VM_ID" = 1 ] && echo "$1 $2 $3 $4" >> "$out"; }

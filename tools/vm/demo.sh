@@ -7,7 +7,7 @@
 # through the rdma tool and, with our provider, libibverbs; then VM 0 runs
 # an ib_send_bw server and VM 1 its client over sroce.
 # What they show goes to demo.txt beside the VM's console.
-. tests/vm/lib.sh
+. tests/lib/vm.sh
 
 show() { echo "\$ $*"; "$@" 2>&1; echo; }
 {
@@ -28,18 +28,23 @@ g=$(sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")")
 	if [ "$VM_ID" = 0 ]; then
 		echo "\$ ib_send_bw -d sroce0 -x $g -F -s 65536 -n 1000   # server"
 		timeout 200 ib_send_bw -d sroce0 -x "$g" -F -s 65536 -n 1000 -p 18515 2>&1 &
+		srv=$!
 		wait_for 30 listening 18515
 		vm_put demo-server 1
-		wait
+		wait "$srv"
+		echo $? > /tmp/demo-rc
 	else
 		vm_get demo-server 200 > /dev/null
 		echo "\$ ib_send_bw -d sroce0 -x $g -F -s 65536 -n 1000 $(vm_ip 0)   # client"
 		timeout 180 ib_send_bw -d sroce0 -x "$g" -F -s 65536 -n 1000 -p 18515 "$(vm_ip 0)" 2>&1
+		echo $? > /tmp/demo-rc
 	fi
 	echo
 	show rdma statistic show link sroce0/1
 } >> "$SROCE_OUT/demo.txt"
 vm_barrier sent
+# The demo fails when its transfer did (the run above printed why).
+ok "$(cat /tmp/demo-rc 2>/dev/null || echo 1)" "ib_send_bw $([ "$VM_ID" = 0 ] && echo server || echo client) finished"
 check "sroce0 exists" test -d /sys/class/infiniband/sroce0
 check "rdma link delete sroce0" rdma link delete sroce0
 tap_done

@@ -1,0 +1,208 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# The documents say what the code and the tests do: the promises of
+# README.md and Documentation/*.rst that can be checked without a VM.
+# Every file of the driver is in both file maps; every path and make
+# target the documents name exists; the closing line they describe is the
+# one tests/run prints; every test is described in testing.rst with its
+# number of VMs, and every program a description names is run by that
+# test; the debug lane's subsets are the ones the Makefile and .ci/run
+# use.  Runs on the host in a second; prints TAP.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 2
+
+n=0 fails=0
+ok() {	# ok RESULT DESCRIPTION
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi
+}
+diag() { sed 's/^/# /'; }
+
+docs=(README.md Documentation/*.rst)
+testing=Documentation/testing.rst
+
+# section FILE TITLE: the text of an rst section, from its title to the
+# next title of any level.
+section() {
+	awk -v t="$2" '
+		{ l[NR] = $0 }
+		END {
+			title = "^[=-]+$"
+			for (i = 1; i < NR; i++)
+				if (l[i] == t && l[i + 1] ~ title) break
+			for (i += 2; i <= NR; i++) {
+				if (l[i + 1] ~ title && length(l[i + 1]) == length(l[i]) &&
+				    l[i] != "") break
+				print l[i]
+			}
+		}' "$1"
+}
+
+# spans FILE: the inline literals of a document (``x`` in rst, `x` in
+# Markdown) and its indented code lines, one per line.
+spans() {
+	case $1 in
+	*.rst) perl -0777 -ne 'while (/``(.+?)``/sg) { ($s = $1) =~ s/\s+/ /g; print "$s\n" }' "$1" ;;
+	*) perl -0777 -ne 'while (/(?<!`)`([^`\n]+)`(?!`)/g) { print "$1\n" }' "$1" ;;
+	esac
+	grep -E '^    ' "$1"
+}
+
+# Files of the driver, generated ones left out.
+mapfile -t srcs < <(cd drivers/sroce && ls -- *.c *.h | grep -v '\.mod\.c$')
+
+# 1. design.rst's file map names every file of the driver.
+missing=()
+map=$(section Documentation/design.rst Files)
+for f in "${srcs[@]}"; do
+	grep -qF "\`\`$f\`\`" <<< "$map" || missing+=("$f")
+done
+[ ${#missing[@]} -eq 0 ]
+ok $? "design.rst's file map names every drivers/sroce file (${#srcs[@]})"
+[ ${#missing[@]} -eq 0 ] || echo "missing: ${missing[*]}" | diag
+
+# 2. The map at the top of sroce.h too (sroce.h is the map).
+missing=()
+hmap=$(awk '/Map of the driver/ { on = 1 } on && /\*\// { exit } on' drivers/sroce/sroce.h)
+for f in "${srcs[@]}"; do
+	[ "$f" = sroce.h ] && continue
+	grep -qE "^ \*   $f( |$)" <<< "$hmap" || missing+=("$f")
+done
+[ ${#missing[@]} -eq 0 ]
+ok $? "the map at the top of sroce.h names every other drivers/sroce file"
+[ ${#missing[@]} -eq 0 ] || echo "missing: ${missing[*]}" | diag
+
+# 3. Every path of the tree the documents name exists.  Paths under build/
+# and outside the tree are made at run time; <placeholders> are skipped.
+# A bare file name (``nvmeof.sh``) must be a file of the tree; driver.h is
+# rdma-core's (uabi.rst).
+external="driver.h"
+mapfile -t tree < <(find .ci Documentation drivers include tests tools -type f \
+	-printf '%f\n' 2>/dev/null | sort -u)
+for d in "${docs[@]}"; do
+	missing=()
+	while IFS= read -r w; do
+		w=${w%[.,;:)]}
+		case $w in
+		*'<'*|*'{'*) continue ;;
+		.ci/*|Documentation/*|drivers/*|include/*|tests/*|tools/*)
+			if [[ $w == *[*?]* ]]; then
+				compgen -G "$w" > /dev/null || missing+=("$w")
+			else
+				[ -e "$w" ] || missing+=("$w")
+			fi ;;
+		*/*) ;;
+		*.sh|*.c|*.h|*.rst)
+			[[ " $external " == *" $w "* ]] && continue
+			printf '%s\n' "${tree[@]}" | grep -qxF "$w" || missing+=("$w") ;;
+		esac
+	done < <(spans "$d" | tr -s ' \t"=(' '\n')
+	[ ${#missing[@]} -eq 0 ]
+	ok $? "$d: every path it names exists"
+	[ ${#missing[@]} -eq 0 ] || echo "missing: ${missing[*]}" | diag
+done
+
+# 4. Every make target the documents name is a target of the Makefile.
+mapfile -t targets < <(sed -n 's/^\([a-z][a-z-]*\):.*/\1/p' Makefile)
+missing=()
+while IFS= read -r t; do
+	printf '%s\n' "${targets[@]}" | grep -qx "$t" || missing+=("$t")
+done < <(for d in "${docs[@]}"; do spans "$d"; done |
+	grep -oE '(^|[^A-Za-z_-])make [a-z][a-z-]*' | sed 's/.*make //' | sort -u)
+[ ${#missing[@]} -eq 0 ]
+ok $? "every 'make TARGET' in README.md and Documentation/ is a Makefile target"
+[ ${#missing[@]} -eq 0 ] || echo "not targets: ${missing[*]}" | diag
+
+# 5. The closing line: what tests/run prints, in both of its forms, is what
+# README.md and testing.rst describe.
+mapfile -t lines < <(grep -oE 'echo "\$pass passed, \$fail failed[^"]*"' tests/run |
+	sed -e 's/^echo "//' -e 's/"$//' -e 's/\$[a-z]*/N/g')
+[ ${#lines[@]} -eq 2 ]
+ok $? "tests/run prints its closing line in two forms: ${lines[*]:-none}"
+for d in README.md "$testing"; do
+	r=0
+	for l in "${lines[@]}"; do
+		case $l in
+		*skipped) tr -s ' \n' ' ' < "$d" | grep -qF ", N skipped" || r=1 ;;
+		*) tr -s ' \n' ' ' < "$d" | grep -qF "$l" || r=1 ;;
+		esac
+	done
+	ok $r "$d describes the closing line as tests/run prints it (with and without ', N skipped')"
+done
+
+# 6. Every test is described in testing.rst; a VM test with the number of
+# VMs its header asks for.
+missing=()
+for t in tests/host/*.sh tests/vm/*.sh; do
+	grep -q "^\`\`$t\`\`" "$testing" || { missing+=("$t"); continue; }
+	case $t in tests/host/*) continue ;; esac
+	v=$(sed -n 's/^# vms: *\([0-9]*\).*/\1/p' "$t" | head -n 1)
+	case ${v:-1} in 1) want="one VM" ;; 2) want="two VMs" ;; 3) want="three VMs" ;; *) want="$v VMs" ;; esac
+	grep -q "^\`\`$t\`\` ($want)" "$testing" || missing+=("$t (not '$want')")
+done
+[ ${#missing[@]} -eq 0 ]
+ok $? "testing.rst describes every tests/host and tests/vm test, VM tests with their VM count"
+[ ${#missing[@]} -eq 0 ] || printf '%s\n' "${missing[@]}" | diag
+
+# 7. The debug lane: the tests the Makefile leaves out (DEBUG_SLOW) and
+# .ci/run's cold-cache subset are the ones testing.rst names; README.md
+# names DEBUG_SLOW too.
+lane=$(section "$testing" "The debug-kernel lane")
+slow=$(sed -n 's/^DEBUG_SLOW *:= *//p' Makefile)
+cold=$(sed -n 's/^[[:space:]]*cold="\(.*\)"$/\1/p' .ci/run)
+missing=()
+[ -n "$slow" ] && [ -n "$cold" ] || missing+=("no DEBUG_SLOW in the Makefile or no cold list in .ci/run")
+for t in $slow $cold; do
+	grep -qF "\`\`$(basename "$t")\`\`" <<< "$lane" || missing+=("$t")
+done
+for t in $slow; do
+	grep -qF "\`$(basename "$t")\`" README.md || missing+=("$t (README.md)")
+done
+# What the cold subset leaves out besides DEBUG_SLOW is named too.
+for t in tests/vm/*.sh; do
+	case " $slow $cold " in *" $t "*) continue ;; esac
+	grep -qF "\`\`$(basename "$t")\`\`" <<< "$lane" || missing+=("$t (left out when cold)")
+done
+[ ${#missing[@]} -eq 0 ]
+ok $? "testing.rst names the debug lane's subsets as the Makefile and .ci/run define them"
+[ ${#missing[@]} -eq 0 ] || printf '%s\n' "${missing[@]}" | diag
+
+# 8. Programs: every one a test's description names is run by that test
+# (or the helpers it sources); interop.rst names exactly what interop.sh
+# runs.
+progs='ibv_[a-z_]*[a-z]|ib_[a-z]+_(bw|lat)|rping|ucmatose|udaddy|mckey|fio'
+named() { sed 's/[a-z_]*_\*//g' | grep -oE "\\b($progs)\\b" | sort -u; }
+run_by() { cat "$1" tests/lib/*.sh | sed 's/#.*//' | named; }
+missing=()
+for t in tests/vm/*.sh; do
+	desc=$(awk -v h="\`\`$t\`\`" 'index($0, h) == 1 { on = 1; next }
+		on && /^[^ ]/ { exit } on { print }' "$testing")
+	have=$(run_by "$t")
+	while IFS= read -r p; do
+		[ -n "$p" ] || continue
+		grep -qx "$p" <<< "$have" || missing+=("$t: $p")
+	done < <(named <<< "$desc")
+done
+[ ${#missing[@]} -eq 0 ]
+ok $? "every program testing.rst names for a VM test is run by it"
+[ ${#missing[@]} -eq 0 ] || printf '%s\n' "${missing[@]}" | diag
+
+intro=$(awk '/^Packet traces$/ { exit } { print }' Documentation/interop.rst | named)
+ran=$(sed 's/#.*//' tests/vm/interop.sh | named)
+[ -n "$ran" ] && [ "$intro" = "$ran" ]
+ok $? "interop.rst names exactly the programs tests/vm/interop.sh runs"
+[ "$intro" = "$ran" ] || diff <(echo "$intro") <(echo "$ran") | grep '^[<>]' |
+	sed -e 's/^</only in interop.rst:/' -e 's/^>/only in interop.sh:/' | diag
+
+# 9. The accelerator: the override and the line the harness prints are
+# the ones the documents describe.
+r=0
+grep -q 'SROCE_ACCEL' tools/vm/accel && grep -q 'echo "vm: accelerator \$1: \$2"' tools/vm/accel || r=1
+grep -q 'SROCE_ACCEL=kvm' README.md && grep -q 'SROCE_ACCEL=tcg' README.md || r=1
+grep -qF '``# vm: accelerator tcg: <why>``' "$testing" || r=1
+grep -qF 'SROCE_ACCEL=kvm' "$testing" && grep -qF 'SROCE_ACCEL=tcg' "$testing" || r=1
+ok $r "SROCE_ACCEL and the accelerator line are documented as tools/vm/accel has them"
+
+echo "1..$n"
+[ "$fails" -eq 0 ]
