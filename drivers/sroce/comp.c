@@ -68,6 +68,7 @@ enum ib_wc_status sroce_local_op(struct sroce_qp *qp,
 				 struct sroce_send_wqe *wqe)
 {
 	struct sroce_mr *mr;
+	unsigned long flags;
 
 	if (wqe->opcode == IB_WR_LOCAL_INV)
 		return sroce_invalidate(qp, wqe->ex);
@@ -81,11 +82,17 @@ enum ib_wc_status sroce_local_op(struct sroce_qp *qp,
 				IB_ACCESS_REMOTE_ATOMIC)) &&
 	    !(wqe->reg_access & IB_ACCESS_LOCAL_WRITE))
 		return IB_WC_MW_BIND_ERR;
+	/* Against every access of the MR, which checks under this lock. */
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->dead) {
+		spin_unlock_irqrestore(&mr->lock, flags);
+		return IB_WC_MW_BIND_ERR;
+	}
 	mr->access = wqe->reg_access;
 	mr->ibmr.lkey = wqe->reg_key;
 	mr->ibmr.rkey = wqe->reg_key;
-	/* The page list and iova are in place: readers check @valid last. */
-	smp_store_release(&mr->valid, true);
+	mr->valid = true;
+	spin_unlock_irqrestore(&mr->lock, flags);
 	return IB_WC_SUCCESS;
 }
 
@@ -101,13 +108,22 @@ enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key)
 {
 	struct sroce_mr *mr = sroce_mr_get(to_sdev(qp->ibqp.device), key);
 	enum ib_wc_status status = IB_WC_SUCCESS;
+	unsigned long flags;
 
 	if (!mr)
 		return IB_WC_MW_BIND_ERR;
-	if (mr->kind != SROCE_MR_FRWR || mr->ibmr.pd != qp->ibqp.pd)
+	if (mr->kind != SROCE_MR_FRWR || mr->ibmr.pd != qp->ibqp.pd) {
 		status = IB_WC_MW_BIND_ERR;
-	else
-		WRITE_ONCE(mr->valid, false);
+	} else {
+		/*
+		 * Under the lock every access takes: once this returns, no
+		 * packet reads or writes the MR's pages (the ULP may free
+		 * them when it sees the invalidation complete).
+		 */
+		spin_lock_irqsave(&mr->lock, flags);
+		mr->valid = false;
+		spin_unlock_irqrestore(&mr->lock, flags);
+	}
 	sroce_mr_put(mr);
 	return status;
 }
@@ -292,10 +308,11 @@ static struct sroce_send_wqe *sroce_comp_wqe(struct sroce_qp *qp, u32 psn)
 static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			    struct sroce_send_wqe *wqe)
 {
-	struct sroce_sge *s = wqe->sge;
+	struct sroce_atmack *ack = (void *)(pkt->ext + sizeof(struct sroce_aeth));
 	u32 last = sroce_psn_diff(pkt->psn, wqe->first_psn) ==
 		   wqe->npkts - 1;
 	u32 op = pkt->opcode & 0x1f;
+	u64 orig;
 
 	if (wqe->opcode == IB_WR_RDMA_READ) {
 		/*
@@ -310,8 +327,13 @@ static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			wqe->state = SROCE_WQE_DONE;
 			return;
 		}
-		/* Into the WQE's SGEs (their MRs are held). */
-		sroce_wqe_copy(wqe, wqe->done, pkt->payload, pkt->paylen, true);
+		/* Into the WQE's SGEs (held, checked again as they are used). */
+		if (sroce_wqe_copy(qp, wqe, wqe->done, pkt->payload,
+				   pkt->paylen, true)) {
+			wqe->status = IB_WC_LOC_PROT_ERR;
+			wqe->state = SROCE_WQE_DONE;
+			return;
+		}
 		wqe->done += pkt->paylen;
 		if ((op == SROCE_READ_RESP_LAST || op == SROCE_READ_RESP_ONLY) &&
 		    qp->req.rd_inflight)
@@ -322,12 +344,12 @@ static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			wqe->state = SROCE_WQE_DONE;
 			return;
 		}
-		{
-			struct sroce_atmack *ack = (void *)(pkt->ext +
-					sizeof(struct sroce_aeth));
-			u64 orig = be64_to_cpu(ack->orig);
-
-			sroce_mr_copy(s[0].mr, s[0].addr, &orig, 8, true);
+		/* The original value, scattered like read data (8 bytes). */
+		orig = be64_to_cpu(ack->orig);
+		if (sroce_wqe_copy(qp, wqe, 0, &orig, sizeof(orig), true)) {
+			wqe->status = IB_WC_LOC_PROT_ERR;
+			wqe->state = SROCE_WQE_DONE;
+			return;
 		}
 		if (qp->req.rd_inflight)
 			qp->req.rd_inflight--;
@@ -416,6 +438,11 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (qp->ibqp.qp_type != IB_QPT_RC || qp->state < IB_QPS_RTS ||
 	    qp->state == IB_QPS_ERR)
 		goto out;
+	/* An ACK or NAK from anyone but the peer could kill the QP. */
+	if (!sroce_pkt_from_peer(qp, pkt)) {
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_BAD_SRC);
+		goto out;
+	}
 	/* Nothing we did not send can be acknowledged (IBA 9.7.5.1.3). */
 	if (sroce_psn_diff(pkt->psn, qp->req.psn) >= 0 ||
 	    sroce_psn_diff(pkt->psn, qp->comp.psn) < -SROCE_PSN_WINDOW) {

@@ -31,6 +31,8 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_CNT_MAX] = {
 	[SROCE_CNT_UD_DROP]		= { .name = "rx_drop_no_recv_wqe" },
 	[SROCE_CNT_RX_BAD_QKEY]		= { .name = "rx_drop_bad_qkey" },
 	[SROCE_CNT_RX_MCAST]		= { .name = "rx_multicast" },
+	[SROCE_CNT_RX_BAD_PKEY]		= { .name = "rx_drop_bad_pkey" },
+	[SROCE_CNT_RX_BAD_SRC]		= { .name = "rx_drop_bad_source" },
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,

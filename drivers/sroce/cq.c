@@ -39,7 +39,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (!sroce_charge(&sdev->nr_cq, SROCE_MAX_CQ))
 		return -ENOMEM;
 	cq->queue = sroce_fail(SROCE_FAULT_CREATE) ? NULL :
-		    kvcalloc(attr->cqe + 1, sizeof(*cq->queue), GFP_KERNEL);
+		    kvcalloc(attr->cqe + 1, sizeof(*cq->queue), GFP_KERNEL_ACCOUNT);
 	if (!cq->queue) {
 		err = -ENOMEM;
 		goto err_count;
@@ -90,7 +90,7 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 
 	if (cqe < 1 || cqe > SROCE_MAX_CQE)
 		return -EINVAL;
-	queue = kvcalloc(cqe + 1, sizeof(*queue), GFP_KERNEL);
+	queue = kvcalloc(cqe + 1, sizeof(*queue), GFP_KERNEL_ACCOUNT);
 	if (!queue)
 		return -ENOMEM;
 

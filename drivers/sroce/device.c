@@ -171,6 +171,11 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 {
 	struct sroce_dev *sdev = to_sdev(ibdev);
 
+	/*
+	 * Every object is destroyed; MRs freed by their last holder may still
+	 * be queued, and their umem release needs this device.
+	 */
+	flush_workqueue(sroce_wq);
 	/* Every QP left its groups when it was destroyed. */
 	WARN_ON(!list_empty(&sdev->mcg_list));
 	sroce_pool_destroy(&sdev->qp_pool);

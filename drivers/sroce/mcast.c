@@ -106,7 +106,7 @@ int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid)
 	    !rdma_is_multicast_addr((struct in6_addr *)mgid->raw))
 		return -EINVAL;
 	/* Allocated up front: the lock is a spinlock. */
-	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL);
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
 	if (!fresh)
 		return -ENOMEM;
 

@@ -9,14 +9,48 @@
  */
 #include "sroce.h"
 
+/*
+ * Is this use of @mr allowed now (IBA 10.6.3.2, 10.6.3.3)?  Called with
+ * mr->lock held for MRs that can change, so that the answer still holds
+ * while the caller copies.  The page range is checked as well as the
+ * byte range: a remapped MR may map fewer pages than before.
+ */
+static bool sroce_mr_ok(const struct sroce_mr *mr, u32 key, bool remote,
+			int access, u64 va, u64 len)
+{
+	u64 last;
+
+	if (READ_ONCE(mr->dead))
+		return false;	/* deregistered (DMA MRs: read without lock) */
+	if ((remote ? mr->ibmr.rkey : mr->ibmr.lkey) != key)
+		return false;
+	if (access && (mr->access & access) != access)
+		return false;
+	if (mr->kind == SROCE_MR_FRWR && !mr->valid)
+		return false;	/* not (or no longer) registered */
+	if (!len)
+		return true;
+	if (va < mr->ibmr.iova || va + len < va ||
+	    va + len - mr->ibmr.iova > mr->ibmr.length)
+		return false;
+	if (mr->kind == SROCE_MR_DMA)
+		return true;
+	last = va - mr->ibmr.iova + mr->page_offset + len - 1;
+	return (last >> mr->page_shift) < mr->npages;
+}
+
 /**
  * sroce_mr_lookup - find the MR a key names and check a use of it
  * @qp: the QP the access comes through (its PD must own the MR)
  * @key: the lkey or rkey
  * @remote: true for an rkey (the key must be the MR's rkey)
- * @access: the IB_ACCESS_* right the use needs (0: local read)
+ * @access: the IB_ACCESS_* rights the use needs (0: local read)
  * @va: first byte accessed
  * @len: bytes accessed
+ *
+ * The answer holds for now only: whoever keeps the MR checks again on
+ * every access (sroce_mr_access()), since it may be invalidated,
+ * remapped or deregistered meanwhile.
  *
  * Return: the MR with a reference (sroce_mr_put()), or NULL when the key,
  * PD, rights or bounds do not allow the access (IBA 10.6.3.2, 10.6.3.3).
@@ -26,29 +60,32 @@ struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, bool remote,
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sroce_mr *mr = sroce_mr_get(sdev, key);
+	unsigned long flags;
+	bool ok;
 
 	if (!mr)
 		return NULL;
-	if (mr->ibmr.pd != qp->ibqp.pd)
-		goto fail;
-	if ((remote ? mr->ibmr.rkey : mr->ibmr.lkey) != key)
-		goto fail;
-	if (access && !(mr->access & access))
-		goto fail;
-	if (mr->kind == SROCE_MR_FRWR && !mr->valid)
-		goto fail;	/* a fast-register MR not (or no longer) valid */
-	if (len && (va < mr->ibmr.iova || va + len < va ||
-		    va + len - mr->ibmr.iova > mr->ibmr.length))
-		goto fail;
+	if (mr->ibmr.pd != qp->ibqp.pd) {
+		sroce_mr_put(mr);
+		return NULL;
+	}
+	if (mr->kind == SROCE_MR_DMA) {	/* never changes: no lock */
+		ok = sroce_mr_ok(mr, key, remote, access, va, len);
+	} else {
+		spin_lock_irqsave(&mr->lock, flags);
+		ok = sroce_mr_ok(mr, key, remote, access, va, len);
+		spin_unlock_irqrestore(&mr->lock, flags);
+	}
+	if (!ok) {
+		sroce_mr_put(mr);
+		return NULL;
+	}
 	return mr;
-fail:
-	sroce_mr_put(mr);
-	return NULL;
 }
 
 /*
  * The kernel address of @va in @mr and how many bytes from there are
- * contiguous (up to @len).
+ * contiguous (up to @len).  The range was checked by sroce_mr_ok().
  */
 static void *sroce_mr_addr(struct sroce_mr *mr, u64 va, u32 len, u32 *n)
 {
@@ -67,17 +104,13 @@ static void *sroce_mr_addr(struct sroce_mr *mr, u64 va, u32 len, u32 *n)
 	return (void *)(uintptr_t)(mr->pages[idx] + off);
 }
 
-/**
- * sroce_mr_copy - copy between a buffer and registered memory
- * @mr: the MR, already checked by sroce_mr_lookup() for this range
- * @va: address in the MR
- * @buf: kernel buffer
- * @len: bytes
- * @to_mr: direction
- */
-void sroce_mr_copy(struct sroce_mr *mr, u64 va, void *buf, u32 len,
-		   bool to_mr)
+/* Check and copy; under mr->lock for MRs that can change. */
+static int sroce_mr_check_copy(struct sroce_mr *mr, u32 key, bool remote,
+			       int access, u64 va, void *buf, u32 len,
+			       bool to_mr)
 {
+	if (!sroce_mr_ok(mr, key, remote, access, va, len))
+		return -EACCES;
 	while (len) {
 		u32 n;
 		void *p = sroce_mr_addr(mr, va, len, &n);
@@ -90,20 +123,92 @@ void sroce_mr_copy(struct sroce_mr *mr, u64 va, void *buf, u32 len,
 		buf += n;
 		len -= n;
 	}
+	return 0;
 }
 
 /**
- * sroce_mr_atomic_addr - the kernel address of an 8-byte atomic target
- * @mr: the MR, checked for the 8 bytes at @va
- * @va: the target, 8-byte aligned (so it never straddles a page)
+ * sroce_mr_access - check a use of an MR and copy, as one step
+ * @mr: an MR the caller holds a reference on
+ * @key: the key the access names (an lkey or an rkey)
+ * @remote: @key is an rkey
+ * @access: the IB_ACCESS_* rights the use needs
+ * @va: address in the MR
+ * @buf: kernel buffer
+ * @len: bytes
+ * @to_mr: direction
  *
- * Return: the address.
+ * The MR may have been invalidated, remapped or deregistered since it was
+ * looked up (a WRITE spans many packets, a WR waits in the SQ): every
+ * access checks it again, and the check and the copy are one critical
+ * section against REG_MR, LOCAL_INV, SEND_WITH_INV, map_mr_sg and
+ * dereg_mr, so no byte moves after any of those returned.  DMA MRs never
+ * change and take no lock (every kernel QP uses the PD's DMA lkey).
+ *
+ * Return: 0, or -EACCES when the MR no longer allows the access.
  */
-u64 *sroce_mr_atomic_addr(struct sroce_mr *mr, u64 va)
+int sroce_mr_access(struct sroce_mr *mr, u32 key, bool remote, int access,
+		    u64 va, void *buf, u32 len, bool to_mr)
 {
+	unsigned long flags;
+	int err;
+
+	if (mr->kind == SROCE_MR_DMA)
+		return sroce_mr_check_copy(mr, key, remote, access, va, buf,
+					   len, to_mr);
+	spin_lock_irqsave(&mr->lock, flags);
+	err = sroce_mr_check_copy(mr, key, remote, access, va, buf, len,
+				  to_mr);
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return err;
+}
+
+/* Check and execute an atomic; under mr->lock for MRs that can change. */
+static int sroce_mr_check_atomic(struct sroce_mr *mr, u32 key, u64 va,
+				 bool cmp_swap, u64 cmp, u64 swap_add,
+				 u64 *orig)
+{
+	u64 *p;
 	u32 n;
 
-	return sroce_mr_addr(mr, va, 8, &n);
+	if ((va & 7) ||
+	    !sroce_mr_ok(mr, key, true, IB_ACCESS_REMOTE_ATOMIC, va, 8))
+		return -EACCES;
+	p = sroce_mr_addr(mr, va, 8, &n);
+	if (cmp_swap)
+		*orig = cmpxchg64(p, cmp, swap_add);
+	else
+		*orig = atomic64_fetch_add(swap_add, (atomic64_t *)p);
+	return 0;
+}
+
+/**
+ * sroce_mr_atomic - execute an atomic on an 8-byte target (IBA 9.4.5)
+ * @mr: an MR the caller holds a reference on
+ * @key: the rkey the request names
+ * @va: the target, 8-byte aligned (so it never straddles a page)
+ * @cmp_swap: compare and swap, else fetch and add
+ * @cmp: the compare operand
+ * @swap_add: the swap or add operand
+ * @orig: the value before the operation
+ *
+ * Atomic with respect to the CPUs and every other QP (IBA 10.7.2).
+ *
+ * Return: 0, or -EACCES when the MR does not allow it.
+ */
+int sroce_mr_atomic(struct sroce_mr *mr, u32 key, u64 va, bool cmp_swap,
+		    u64 cmp, u64 swap_add, u64 *orig)
+{
+	unsigned long flags;
+	int err;
+
+	if (mr->kind == SROCE_MR_DMA)
+		return sroce_mr_check_atomic(mr, key, va, cmp_swap, cmp,
+					     swap_add, orig);
+	spin_lock_irqsave(&mr->lock, flags);
+	err = sroce_mr_check_atomic(mr, key, va, cmp_swap, cmp, swap_add,
+				    orig);
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return err;
 }
 
 /**
@@ -117,7 +222,7 @@ u64 *sroce_mr_atomic_addr(struct sroce_mr *mr, u64 va)
  * @to_mr: true to scatter @buf into the list (receive side)
  *
  * Looks up and checks each lkey for the range it covers (local write
- * access for scatter).
+ * access for scatter), and copies under the same check.
  *
  * Return: 0, -EINVAL if the list is shorter than @offset + @len, or
  * -EACCES for a key, PD, right or bound violation.
@@ -125,24 +230,28 @@ u64 *sroce_mr_atomic_addr(struct sroce_mr *mr, u64 va)
 int sroce_sge_copy(struct sroce_qp *qp, const struct ib_sge *sge,
 		   u32 num_sge, u32 offset, void *buf, u32 len, bool to_mr)
 {
+	int access = to_mr ? IB_ACCESS_LOCAL_WRITE : 0;
 	u32 i;
 
 	for (i = 0; i < num_sge && len; i++) {
 		struct sroce_mr *mr;
 		u32 n;
+		int err;
 
 		if (offset >= sge[i].length) {
 			offset -= sge[i].length;
 			continue;
 		}
 		n = min(len, sge[i].length - offset);
-		mr = sroce_mr_lookup(qp, sge[i].lkey, false,
-				     to_mr ? IB_ACCESS_LOCAL_WRITE : 0,
+		mr = sroce_mr_lookup(qp, sge[i].lkey, false, access,
 				     sge[i].addr + offset, n);
 		if (!mr)
 			return -EACCES;
-		sroce_mr_copy(mr, sge[i].addr + offset, buf, n, to_mr);
+		err = sroce_mr_access(mr, sge[i].lkey, false, access,
+				      sge[i].addr + offset, buf, n, to_mr);
 		sroce_mr_put(mr);
+		if (err)
+			return err;
 		buf += n;
 		len -= n;
 		offset = 0;

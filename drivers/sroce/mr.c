@@ -10,6 +10,28 @@
 
 #include "sroce.h"
 
+/* The last reference is gone: free in process context (umem release sleeps). */
+static void sroce_mr_free_work(struct work_struct *work)
+{
+	struct sroce_mr *mr = container_of(work, struct sroce_mr, free_work);
+
+	ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	sroce_live_dec(SROCE_OBJ_MR);
+	kfree_rcu(mr, elem.rcu);	/* a lookup may still have loaded it */
+}
+
+static void sroce_mr_release(struct sroce_pool_elem *elem)
+{
+	struct sroce_mr *mr = container_of(elem, struct sroce_mr, elem);
+
+	queue_work(sroce_wq, &mr->free_work);
+}
+
+/*
+ * A new MR with a reserved key index; sroce_mr_publish() makes it
+ * reachable once it is complete, sroce_mr_abort() undoes this.
+ */
 static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev, int access,
 				       enum sroce_mr_kind kind)
 {
@@ -17,7 +39,7 @@ static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev, int access,
 	int err;
 
 	mr = sroce_fail(SROCE_FAULT_CREATE) ? NULL :
-	     kzalloc(sizeof(*mr), GFP_KERNEL);
+	     kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	err = sroce_pool_add(&sdev->mr_pool, &mr->elem);
@@ -25,6 +47,9 @@ static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev, int access,
 		kfree(mr);
 		return ERR_PTR(err);
 	}
+	spin_lock_init(&mr->lock);
+	INIT_WORK(&mr->free_work, sroce_mr_free_work);
+	mr->elem.release = sroce_mr_release;
 	mr->access = access;
 	mr->kind = kind;
 	/*
@@ -38,14 +63,20 @@ static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev, int access,
 	return mr;
 }
 
-/* Unpublish, wait for every WR and packet that still holds the MR, free. */
-static void sroce_mr_free(struct sroce_dev *sdev, struct sroce_mr *mr)
+/* The MR is complete: lookups by key may find it from now on. */
+static void sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
-	sroce_pool_remove(&sdev->mr_pool, &mr->elem);
+	sroce_pool_publish(&sdev->mr_pool, &mr->elem);
+}
+
+/* An MR that was never published: nobody else can hold it. */
+static void sroce_mr_abort(struct sroce_dev *sdev, struct sroce_mr *mr)
+{
+	sroce_pool_abort(&sdev->mr_pool, &mr->elem);
 	ib_umem_release(mr->umem);
 	kvfree(mr->pages);
 	sroce_live_dec(SROCE_OBJ_MR);
-	kfree_rcu(mr, elem.rcu);
+	kfree(mr);
 }
 
 /* The DMA MR covers all kernel memory: ib_core's virtual DMA gives us
@@ -59,6 +90,7 @@ struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->ibmr.length = U64_MAX;
+	sroce_mr_publish(to_sdev(ibpd->device), mr);
 	return &mr->ibmr;
 }
 
@@ -73,7 +105,7 @@ static int sroce_mr_umem_pages(struct sroce_mr *mr, struct ib_umem *umem,
 	size_t n = ib_umem_num_dma_blocks(umem, PAGE_SIZE);
 	u32 i = 0;
 
-	mr->pages = kvcalloc(n, sizeof(*mr->pages), GFP_KERNEL);
+	mr->pages = kvcalloc(n, sizeof(*mr->pages), GFP_KERNEL_ACCOUNT);
 	if (!mr->pages)
 		return -ENOMEM;
 	rdma_umem_for_each_dma_block(umem, &biter, PAGE_SIZE)
@@ -129,11 +161,12 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->umem = umem;
 	err = sroce_mr_umem_pages(mr, umem, start);
 	if (err) {
-		sroce_mr_free(to_sdev(ibpd->device), mr);
+		sroce_mr_abort(to_sdev(ibpd->device), mr);
 		return ERR_PTR(err);
 	}
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
+	sroce_mr_publish(to_sdev(ibpd->device), mr);
 	return &mr->ibmr;
 }
 
@@ -157,7 +190,7 @@ struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!max_num_sg || max_num_sg > SROCE_MAX_FRMR_PAGES)
 		return ERR_PTR(-EINVAL);
-	pages = kvcalloc(max_num_sg, sizeof(*pages), GFP_KERNEL);
+	pages = kvcalloc(max_num_sg, sizeof(*pages), GFP_KERNEL_ACCOUNT);
 	if (!pages)
 		return ERR_PTR(-ENOMEM);
 	mr = sroce_mr_alloc(to_sdev(ibpd->device), 0, SROCE_MR_FRWR);
@@ -167,6 +200,7 @@ struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	}
 	mr->pages = pages;
 	mr->max_pages = max_num_sg;
+	sroce_mr_publish(to_sdev(ibpd->device), mr);
 	return &mr->ibmr;
 }
 
@@ -180,22 +214,59 @@ static int sroce_set_page(struct ib_mr *ibmr, u64 addr)
 	return 0;
 }
 
+/**
+ * sroce_map_mr_sg - set the page list of a fast-register MR
+ * @ibmr: the MR
+ * @sg: the scatterlist
+ * @sg_nents: its entries
+ * @sg_offset: offset into the first entry
+ *
+ * Under mr->lock: the engine may still be using the MR (a ULP that remaps
+ * an MR it did not invalidate first), and must see either the old page
+ * list or the new one, never a mix (sroce_mr_access() checks the page
+ * range it uses against @npages).
+ *
+ * Return: the number of scatterlist entries mapped.
+ */
 int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset)
 {
 	struct sroce_mr *mr = to_smr(ibmr);
-
+	unsigned long flags;
 	int n;
 
+	spin_lock_irqsave(&mr->lock, flags);
 	mr->npages = 0;
 	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_set_page);
 	mr->page_shift = ilog2(ibmr->page_size);
 	mr->page_offset = ibmr->iova & (ibmr->page_size - 1);
+	spin_unlock_irqrestore(&mr->lock, flags);
 	return n;
 }
 
+/**
+ * sroce_dereg_mr - deregister an MR
+ * @ibmr: the MR
+ * @udata: user data (unused)
+ *
+ * Never waits for the MR's holders: a WR stuck in the SQ (endless RNR
+ * retries) or a peer that started an RDMA WRITE and fell silent may hold
+ * it for ever.  Marked dead under its lock, the MR allows no access from
+ * the moment this returns; it is unpublished, and the last holder frees
+ * it (user pages stay pinned until then, so nothing touches freed
+ * memory).
+ *
+ * Return: 0.
+ */
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	sroce_mr_free(to_sdev(ibmr->device), to_smr(ibmr));
+	struct sroce_mr *mr = to_smr(ibmr);
+	unsigned long flags;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	WRITE_ONCE(mr->dead, true);
+	mr->valid = false;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	sroce_pool_unpublish(&to_sdev(ibmr->device)->mr_pool, &mr->elem);
 	return 0;
 }

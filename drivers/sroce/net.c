@@ -4,9 +4,10 @@
  *
  * Transmit builds IP/UDP(4791)/BTH/.../ICRC and hands it to the IP stack
  * through the route to the destination GID, so neighbour resolution,
- * netfilter, qdiscs and tc netem all apply.  A destination that is a local
- * address routes through the loopback device and comes back through the
- * same receive path as a packet from the wire (loopback, as rdma_rxe).
+ * netfilter, qdiscs and tc netem all apply.  A packet for a local address
+ * (its route is the loopback device) is not handed to the IP stack: it is
+ * queued, bounded, and one work item passes the queue in order to the same
+ * receive path as a packet from the wire, where every check applies.
  *
  * Receive is a UDP tunnel socket on port 4791 (IPv4 and IPv6) in the
  * initial network namespace: every packet is checked (headers, ICRC, QP,
@@ -26,6 +27,8 @@
 #include <net/udp.h>
 #include <net/udp_tunnel.h>
 
+#include <rdma/ib_mad.h>
+
 #include "sroce.h"
 #include "trace.h"
 
@@ -38,6 +41,8 @@ static struct socket *sroce_sock6;
  * would reorder a QP's packets (sent from whichever CPU runs the QP).
  */
 static struct sk_buff_head sroce_loop_q;
+/* Packets waiting for the loopback work item, at most (a txqueuelen). */
+#define SROCE_LOOP_QLEN		4096
 static struct work_struct sroce_loop_work;
 
 /*
@@ -262,6 +267,15 @@ int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 
 	trace_sroce_xmit(sdev, pkt);
 	if (dst->dev->flags & IFF_LOOPBACK) {
+		/*
+		 * Bounded like a device queue: a sender faster than the work
+		 * item loses packets (recovered as losses on the wire).
+		 */
+		if (skb_queue_len(&sroce_loop_q) >= SROCE_LOOP_QLEN) {
+			kfree_skb(skb);
+			sroce_count(sdev, SROCE_CNT_TX_ERR);
+			return -ENOBUFS;
+		}
 		skb_queue_tail(&sroce_loop_q, skb);
 		queue_work(sroce_wq, &sroce_loop_work);
 		sroce_count(sdev, SROCE_CNT_TX_PKTS);
@@ -376,6 +390,16 @@ static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
 	pkt.hdr = (u8 *)(uh + 1);
 	if (sroce_parse(&pkt, len))
 		goto bad_hdr;
+	/*
+	 * IBA 9.6.1.1: the P_Key must match one of the port's: ours is the
+	 * default partition only (full member), so a packet of the default
+	 * partition, full or limited member, is accepted.
+	 */
+	if ((be16_to_cpu(pkt.bth->pkey) & IB_DEFAULT_PKEY_PARTIAL) !=
+	    IB_DEFAULT_PKEY_PARTIAL) {
+		sroce_count(sdev, SROCE_CNT_RX_BAD_PKEY);
+		goto drop;
+	}
 	if (sroce_icrc(skb_network_header(skb), ipv4, pkt.hdr,
 		       len - SROCE_ICRC_LEN) !=
 	    get_unaligned_le32(pkt.hdr + len - SROCE_ICRC_LEN)) {

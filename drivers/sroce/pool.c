@@ -4,15 +4,22 @@
  * QPN, MRs by key) are kref-counted and indexed in an xarray.
  *
  * Rules, for every indexed object:
- *  - create: build the object completely, then sroce_pool_add() publishes
- *    it with one reference, the owner's;
+ *  - create: sroce_pool_add() reserves an id (lookups cannot find it yet),
+ *    the object is built completely, then sroce_pool_publish() makes it
+ *    visible with one reference, the owner's (sroce_pool_abort() gives
+ *    the id back on an error path);
  *  - lookup: sroce_pool_get() under RCU, kref_get_unless_zero(), so a
  *    lookup racing with destroy either gets a live object or nothing;
  *  - use: whoever holds a pointer beyond an RCU section holds a reference
  *    (a packet in flight holds its QP, a WR in flight holds its MRs);
  *  - destroy: sroce_pool_remove() unpublishes (no new lookups), drops the
  *    owner's reference and waits until the last holder has put its own.
- *    Only then is the memory given back.  A reader may still have loaded
+ *    Only then is the memory given back.  That wait is bounded only where
+ *    every holder is transient (a packet being processed holds its QP);
+ *    objects that long-lived state may hold (an MR named by a queued WR or
+ *    by the responder's message in progress) are instead made unusable by
+ *    their destroy and freed by the last put: sroce_pool_unpublish() and
+ *    the element's @release.  A reader may still have loaded
  *    the pointer just before it was unpublished: objects we free ourselves
  *    go through kfree_rcu, and for objects ib_core frees with a plain
  *    kfree (QPs) the pool waits for an RCU grace period (@sync_rcu).
@@ -49,12 +56,14 @@ static int sroce_pool_reserve(struct sroce_pool *pool,
 }
 
 /**
- * sroce_pool_add - publish a fully built object under a fresh id
+ * sroce_pool_add - reserve a fresh id for an object being built
  * @pool: the index
  * @elem: the object's lifetime element; @elem->id is set
  *
- * Ids are allocated cyclically so that a stale number (a late packet for a
- * destroyed QP) does not reach a new object at once.
+ * The id is reserved, not yet published: lookups find nothing there until
+ * sroce_pool_publish().  Ids are allocated cyclically so that a stale
+ * number (a late packet for a destroyed QP) does not reach a new object at
+ * once.
  *
  * Return: 0, or -ENOMEM when the pool is at its device limit or full.
  */
@@ -67,7 +76,7 @@ int sroce_pool_add(struct sroce_pool *pool, struct sroce_pool_elem *elem)
 	err = sroce_pool_reserve(pool, elem);
 	if (err)
 		return err;
-	err = xa_alloc_cyclic(&pool->xa, &elem->id, elem, pool->limit,
+	err = xa_alloc_cyclic(&pool->xa, &elem->id, NULL, pool->limit,
 			      &pool->next, GFP_KERNEL);
 	if (err < 0) {
 		sroce_uncharge(&pool->count);
@@ -77,7 +86,7 @@ int sroce_pool_add(struct sroce_pool *pool, struct sroce_pool_elem *elem)
 }
 
 /**
- * sroce_pool_add_id - publish an object under a fixed id (QP1)
+ * sroce_pool_add_id - reserve a fixed id (QP1) for an object being built
  * @pool: the index
  * @elem: the object's lifetime element
  * @id: the id, outside the pool's allocation range
@@ -95,10 +104,35 @@ int sroce_pool_add_id(struct sroce_pool *pool, struct sroce_pool_elem *elem,
 	if (err)
 		return err;
 	elem->id = id;
-	err = xa_insert(&pool->xa, id, elem, GFP_KERNEL);
+	err = xa_insert(&pool->xa, id, NULL, GFP_KERNEL);
 	if (err)
 		sroce_uncharge(&pool->count);
 	return err;
+}
+
+/**
+ * sroce_pool_publish - make a fully built object visible to lookups
+ * @pool: the index
+ * @elem: the element whose id sroce_pool_add() reserved
+ *
+ * The store has release semantics (rcu_assign_pointer): a lookup that
+ * finds the object sees every field written before this call.  The id is
+ * reserved, so the store allocates nothing and cannot fail.
+ */
+void sroce_pool_publish(struct sroce_pool *pool, struct sroce_pool_elem *elem)
+{
+	WARN_ON(xa_is_err(xa_store(&pool->xa, elem->id, elem, GFP_KERNEL)));
+}
+
+/**
+ * sroce_pool_abort - give back an id reserved for an object never published
+ * @pool: the index
+ * @elem: the element
+ */
+void sroce_pool_abort(struct sroce_pool *pool, struct sroce_pool_elem *elem)
+{
+	xa_erase(&pool->xa, elem->id);
+	sroce_uncharge(&pool->count);
 }
 
 /**
@@ -126,7 +160,10 @@ static void sroce_pool_elem_release(struct kref *ref)
 	struct sroce_pool_elem *elem =
 		container_of(ref, struct sroce_pool_elem, ref);
 
-	complete(&elem->done);
+	if (elem->release)
+		elem->release(elem);
+	else
+		complete(&elem->done);
 }
 
 void sroce_pool_elem_put(struct sroce_pool_elem *elem)
@@ -151,4 +188,22 @@ void sroce_pool_remove(struct sroce_pool *pool, struct sroce_pool_elem *elem)
 	wait_for_completion(&elem->done);
 	if (pool->sync_rcu)
 		synchronize_rcu();
+}
+
+/**
+ * sroce_pool_unpublish - unpublish an object and drop the owner's reference
+ * @pool: the index
+ * @elem: the element; its @release frees the object at the last put
+ *
+ * Does not wait: the caller has already made the object unusable to the
+ * holders that remain (they check it on every use), and the last of them
+ * frees it.  @release must free with kfree_rcu (a lookup may still have
+ * loaded the pointer).
+ */
+void sroce_pool_unpublish(struct sroce_pool *pool,
+			  struct sroce_pool_elem *elem)
+{
+	xa_erase(&pool->xa, elem->id);
+	sroce_uncharge(&pool->count);
+	sroce_pool_elem_put(elem);
 }

@@ -16,7 +16,7 @@ int sroce_queue_init(struct sroce_queue *q, u32 size, u32 stride, u32 max_sge)
 {
 	if (sroce_fail(SROCE_FAULT_CREATE))
 		return -ENOMEM;
-	q->buf = kvcalloc(size, stride, GFP_KERNEL);
+	q->buf = kvcalloc(size, stride, GFP_KERNEL_ACCOUNT);
 	if (!q->buf)
 		return -ENOMEM;
 	spin_lock_init(&q->lock);
@@ -67,8 +67,15 @@ void sroce_qp_flush(struct sroce_qp *qp)
 	u32 head, tail;
 
 	lockdep_assert_held(&qp->lock);
-	/* Pairs with post_send's release: the WQEs are complete. */
-	tail = smp_load_acquire(&q->tail);
+	/*
+	 * The state is Error: post_send queues nothing more (it decides
+	 * under sq.lock, which sroce_qp_error() took after setting the
+	 * state), so the WQEs below the tail read here are all there are.
+	 * They complete outside sq.lock: a completion handler may post.
+	 */
+	spin_lock_irqsave(&q->lock, flags);
+	tail = q->tail;
+	spin_unlock_irqrestore(&q->lock, flags);
 	for (head = q->head; head != tail; head++) {
 		struct sroce_send_wqe *wqe = sroce_queue_slot(q, head);
 

@@ -31,11 +31,9 @@ static int sroce_qp_alloc_queues(struct sroce_qp *qp,
 	u32 sge, stride;
 	int err;
 
-	/* Inline data is copied into the WQE's SGE area. */
-	sge = max_t(u32, cap->max_send_sge, 1);
-	sge = max_t(u32, sge,
-		    DIV_ROUND_UP(cap->max_inline_data, sizeof(struct sroce_sge)));
-	stride = sizeof(struct sroce_send_wqe) + sge * sizeof(struct sroce_sge);
+	/* The WQE, its SGEs, then its own area for inline data. */
+	stride = struct_size_t(struct sroce_send_wqe, sge, cap->max_send_sge) +
+		 cap->max_inline_data;
 	err = sroce_queue_init(&qp->sq, max_t(u32, cap->max_send_wr, 1),
 			       stride, cap->max_send_sge);
 	if (err)
@@ -88,7 +86,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	INIT_WORK(&qp->tx_work, sroce_tx_work);
 	/* The receive WQE the responder works on, whatever its source. */
 	qp->resp.wqe = kmalloc(struct_size(qp->resp.wqe, sge, SROCE_MAX_SGE),
-			       GFP_KERNEL);
+			       GFP_KERNEL_ACCOUNT);
 	if (!qp->resp.wqe)
 		return -ENOMEM;
 	err = sroce_qp_alloc_queues(qp, init);
@@ -108,7 +106,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			goto err_queues;
 	}
 
-	/* Publish last: from here on packets can find the QP. */
+	/* An id now, published last: from then on packets can find the QP. */
 	if (init->qp_type == IB_QPT_GSI)
 		err = sroce_pool_add_id(&sdev->qp_pool, &qp->elem, 1);
 	else
@@ -121,6 +119,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (!init->srq)
 		init->cap.max_recv_wr = qp->rq.size;
 	sroce_live_inc(SROCE_OBJ_QP);
+	sroce_pool_publish(&sdev->qp_pool, &qp->elem);
 	return 0;
 
 err_queues:
@@ -247,11 +246,25 @@ void sroce_qp_deliver_events(struct sroce_qp *qp)
  */
 void sroce_qp_error(struct sroce_qp *qp)
 {
+	unsigned long flags;
+
 	lockdep_assert_held(&qp->lock);
 	if (qp->state == IB_QPS_ERR)
 		return;
-	/* Readers of the state without qp->lock see the flush after it. */
+	/*
+	 * Under sq.lock: post_send decides under it whether to queue a WR
+	 * or flush it itself (sroce_qp_flush()).
+	 */
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	/* Pairs with the acquire of lockless readers (receive path). */
 	smp_store_release(&qp->state, IB_QPS_ERR);
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	/*
+	 * The receive WQE of the message in progress was taken off its
+	 * queue: it completes first, flushed (IBA 10.3.1: every WR posted
+	 * completes), then the rest.
+	 */
+	sroce_resp_flush_wqe(qp);
 	sroce_resp_reset(qp);
 	sroce_qp_flush(qp);
 	del_timer(&qp->retry_timer);
@@ -270,9 +283,15 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	u32 i;
 
 	lockdep_assert_held(&qp->lock);
+	/*
+	 * Under sq.lock with the state: post_send decides under it too, so
+	 * a WR is either released here or refused (IBA 10.8.2: RESET).
+	 */
+	spin_lock_irq(&qp->sq.lock);
+	/* Pairs with the acquire of lockless readers (receive path). */
+	smp_store_release(&qp->state, IB_QPS_RESET);
 	for (i = qp->sq.head; i != qp->sq.tail; i++)
 		sroce_wqe_release(sroce_queue_slot(&qp->sq, i));
-	spin_lock_irq(&qp->sq.lock);
 	qp->sq.head = 0;
 	qp->sq.tail = 0;
 	spin_unlock_irq(&qp->sq.lock);

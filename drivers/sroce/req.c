@@ -106,20 +106,29 @@ static u8 sroce_req_opcode(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 
 /**
  * sroce_wqe_copy - copy between a buffer and the message of a send WQE
- * @wqe: the WQE (its SGEs' MRs are held, checked at post time)
+ * @qp: the QP
+ * @wqe: the WQE (its SGEs' MRs are held)
  * @offset: byte offset into the message
  * @buf: kernel buffer
  * @len: bytes
  * @to_mr: true to scatter into the SGEs (read responses), false to gather
+ *
+ * Each SGE's MR is checked again as it is used (sroce_mr_access()): it
+ * may have been invalidated or deregistered since the WR was posted.
+ *
+ * Return: 0, or -EACCES when an SGE's MR no longer allows the access.
  */
-void sroce_wqe_copy(struct sroce_send_wqe *wqe, u32 offset, void *buf,
-		    u32 len, bool to_mr)
+int sroce_wqe_copy(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
+		   u32 offset, void *buf, u32 len, bool to_mr)
 {
+	int access = to_mr ? IB_ACCESS_LOCAL_WRITE : 0;
 	u32 i;
 
 	if (wqe->send_flags & IB_SEND_INLINE) {	/* only ever gathered */
-		memcpy(buf, (u8 *)wqe->sge + offset, len);
-		return;
+		if (to_mr || offset + len > wqe->length)
+			return -EACCES;
+		memcpy(buf, sroce_wqe_inline(qp, wqe) + offset, len);
+		return 0;
 	}
 	for (i = 0; i < wqe->num_sge && len; i++) {
 		struct sroce_sge *sge = &wqe->sge[i];
@@ -130,11 +139,15 @@ void sroce_wqe_copy(struct sroce_send_wqe *wqe, u32 offset, void *buf,
 			continue;
 		}
 		n = min(len, sge->length - offset);
-		sroce_mr_copy(sge->mr, sge->addr + offset, buf, n, to_mr);
+		if (!sge->mr ||
+		    sroce_mr_access(sge->mr, sge->lkey, false, access,
+				    sge->addr + offset, buf, n, to_mr))
+			return -EACCES;
 		buf += n;
 		len -= n;
 		offset = 0;
 	}
+	return len ? -EACCES : 0;
 }
 
 /* Send the packet at (req.psn, req.offset) of @wqe; advance the requester. */
@@ -227,8 +240,12 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 		memcpy(ext, &wqe->ex, 4);	/* already big endian */
 	if (pkt.info & SROCE_H_IETH)
 		put_unaligned_be32(wqe->ex, ext);
-	if (paylen)
-		sroce_wqe_copy(wqe, offset, pkt.payload, paylen, false);
+	if (paylen && sroce_wqe_copy(qp, wqe, offset, pkt.payload, paylen,
+				     false)) {
+		/* An SGE's MR went away under the WR (IBA 10.6.3.2). */
+		kfree_skb(pkt.skb);
+		return -EACCES;
+	}
 
 	/* The send may fail; the packet then counts as lost on the wire. */
 	sroce_xmit(sdev, av, qp->src_port, &pkt);
@@ -298,6 +315,7 @@ bool sroce_req_run(struct sroce_qp *qp, int budget)
 	struct sroce_req *req = &qp->req;
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	bool completed = false;
+	int err;
 
 	lockdep_assert_held(&qp->lock);
 	while (budget > 0) {
@@ -331,7 +349,15 @@ bool sroce_req_run(struct sroce_qp *qp, int budget)
 		if (rc && sroce_wqe_is_rd_op(wqe->opcode) &&
 		    req->rd_inflight >= max_t(u32, qp->attr.max_rd_atomic, 1))
 			break;
-		if (sroce_req_send_one(qp, wqe)) {
+		err = sroce_req_send_one(qp, wqe);
+		if (err == -EACCES) {
+			wqe->status = IB_WC_LOC_PROT_ERR;
+			wqe->state = SROCE_WQE_DONE;
+			req->idx++;
+			completed = true;
+			break;
+		}
+		if (err) {
 			/* No packet memory: nothing sent, try again soon. */
 			sroce_qp_kick_later(qp);
 			break;
@@ -417,6 +443,13 @@ void sroce_tx_work(struct work_struct *work)
 
 static bool sroce_wr_ok(struct sroce_qp *qp, const struct ib_send_wr *wr)
 {
+	/*
+	 * Inline data is the payload of a SEND or an RDMA WRITE; a READ or
+	 * an atomic has none to carry (its SGEs are where the answer goes).
+	 */
+	if ((wr->send_flags & IB_SEND_INLINE) &&
+	    (sroce_wqe_is_rd_op(wr->opcode) || wr->num_sge > SROCE_MAX_SGE))
+		return false;
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_RC:
 		switch (wr->opcode) {
@@ -482,7 +515,12 @@ static int sroce_inline_fetch(struct sroce_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
-/* Fill a WQE from a WR; takes the references on the MRs its SGEs name. */
+/*
+ * Fill a WQE from a WR; takes the references on the MRs its SGEs name.
+ * Nothing of the slot's previous WQE survives: the fixed part and every
+ * SGE the WR uses are written (an SGE of length 0 holds no MR), and inline
+ * data has its own area of the slot, never read as SGEs.
+ */
 static int sroce_wqe_fill(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 			  const struct ib_send_wr *wr, const u8 *inl, u32 inl_len)
 {
@@ -490,7 +528,7 @@ static int sroce_wqe_fill(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 	u64 len = 0;
 	u32 i;
 
-	memset(wqe, 0, sizeof(*wqe));
+	memset(wqe, 0, struct_size(wqe, sge, qp->sq.max_sge));
 	wqe->wr_id = wr->wr_id;
 	wqe->opcode = wr->opcode;
 	wqe->send_flags = wr->send_flags;
@@ -522,12 +560,18 @@ static int sroce_wqe_fill(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 		wqe->swap = atomic_wr(wr)->swap;
 		break;
 	case IB_WR_REG_MR:
+		wqe->send_flags &= ~IB_SEND_INLINE;	/* carries no data */
 		wqe->reg_mr = to_smr(reg_wr(wr)->mr);
 		/* Held until the WR completes, like any MR a WR names. */
-		if (!kref_get_unless_zero(&wqe->reg_mr->elem.ref))
+		if (!kref_get_unless_zero(&wqe->reg_mr->elem.ref)) {
+			wqe->reg_mr = NULL;
 			return -EINVAL;
+		}
 		wqe->reg_key = reg_wr(wr)->key;
 		wqe->reg_access = reg_wr(wr)->access;
+		return 0;
+	case IB_WR_LOCAL_INV:
+		wqe->send_flags &= ~IB_SEND_INLINE;	/* carries no data */
 		return 0;
 	default:
 		break;
@@ -538,13 +582,11 @@ static int sroce_wqe_fill(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 		wqe->remote_qkey = ud_wr(wr)->remote_qkey;
 	}
 	if (wr->send_flags & IB_SEND_INLINE) {
-		memcpy(wqe->sge, inl, inl_len);
+		memcpy(sroce_wqe_inline(qp, wqe), inl, inl_len);
 		wqe->length = inl_len;
 		return 0;
 	}
-	if (wr->opcode == IB_WR_RDMA_READ ||
-	    wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-	    wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
+	if (sroce_wqe_is_rd_op(wr->opcode))
 		access = IB_ACCESS_LOCAL_WRITE;
 	for (i = 0; i < wr->num_sge; i++) {
 		const struct ib_sge *s = &wr->sg_list[i];
@@ -554,22 +596,20 @@ static int sroce_wqe_fill(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 		sge->length = s->length;
 		sge->lkey = s->lkey;
 		/* A bad lkey is a completion error, not a post error. */
-		if (s->length)
-			sge->mr = sroce_mr_lookup(qp, s->lkey, false, access,
-						  s->addr, s->length);
+		sge->mr = s->length ? sroce_mr_lookup(qp, s->lkey, false,
+						      access, s->addr,
+						      s->length) : NULL;
 		len += s->length;
 	}
 	wqe->num_sge = wr->num_sge;
-	if (len > SROCE_MAX_MSG_SIZE) {
+	/* IBA 9.4.5: an atomic carries 8 bytes back; nothing else fits. */
+	if (len > SROCE_MAX_MSG_SIZE ||
+	    ((wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	      wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) && len != 8)) {
 		sroce_wqe_release(wqe);
 		return -EINVAL;
 	}
 	wqe->length = len;
-	if ((wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-	     wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) && len != 8) {
-		sroce_wqe_release(wqe);
-		return -EINVAL;
-	}
 	return 0;
 }
 
@@ -603,6 +643,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		return 0;
 	}
 	for (; wr; wr = wr->next) {
+		bool flush = false;
 		u32 inl_len = 0;
 
 		if (!sroce_wr_ok(qp, wr) || wr->num_sge > qp->sq.max_sge) {
@@ -614,8 +655,19 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			if (err)
 				break;
 		}
+		/*
+		 * The state is decided under sq.lock: a reset empties the SQ
+		 * and the Error state flushes it under the same lock, so a WR
+		 * is either queued before them (and released or flushed by
+		 * them) or sees their state here.
+		 */
 		spin_lock_irqsave(&qp->sq.lock, flags);
-		if (qp->sq.tail - qp->sq.head == qp->sq.size) {
+		state = READ_ONCE(qp->state);
+		if (state < IB_QPS_RTS) {
+			err = -EINVAL;
+		} else if (state == IB_QPS_ERR) {
+			flush = true;
+		} else if (qp->sq.tail - qp->sq.head == qp->sq.size) {
 			err = -ENOMEM;
 		} else {
 			err = sroce_wqe_fill(qp, sroce_sq_wqe(qp, qp->sq.tail),
@@ -627,6 +679,9 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
 		if (err)
 			break;
+		/* IBA 10.3.1: a WR posted in Error completes flushed. */
+		if (flush)
+			sroce_flush_wr(qp, ibqp->send_cq, wr->wr_id, false);
 	}
 	if (err)
 		*bad_wr = wr;

@@ -115,6 +115,21 @@ static void sroce_resp_wqe_error(struct sroce_qp *qp, enum ib_wc_status st)
 		sroce_resp_complete(qp, &wc, false);
 }
 
+/**
+ * sroce_resp_flush_wqe - complete the receive WQE in progress, flushed
+ * @qp: the QP, with qp->lock held, entering the Error state
+ *
+ * A SEND in progress took its receive WQE off the RQ or the SRQ; the
+ * flush of the queue no longer sees it, so it completes here (IBA 10.3.1:
+ * every posted WR completes).
+ */
+void sroce_resp_flush_wqe(struct sroce_qp *qp)
+{
+	if (qp->resp.have_wqe)
+		sroce_flush_wr(qp, qp->ibqp.recv_cq, qp->resp.wqe->wr_id, true);
+	qp->resp.have_wqe = false;
+}
+
 static void sroce_resp_drop_write(struct sroce_qp *qp)
 {
 	if (qp->resp.mr)
@@ -213,9 +228,19 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 
 			a->orig = cpu_to_be64(res->orig);
 		}
-		if (paylen)
-			sroce_mr_copy(res->mr, res->va + off, pkt.payload,
-				      paylen, false);
+		/*
+		 * Checked again for every packet: the MR may have been
+		 * invalidated or deregistered since the request came.
+		 */
+		if (paylen && sroce_mr_access(res->mr, res->rkey, true,
+					      IB_ACCESS_REMOTE_READ,
+					      res->va + off, pkt.payload,
+					      paylen, false)) {
+			kfree_skb(pkt.skb);
+			sroce_resp_fatal(qp, sroce_psn_add(res->psn, res->sent),
+					 SROCE_NAK_REM_ACCESS);
+			return false;
+		}
 		sroce_xmit(sdev, &qp->av, qp->src_port, &pkt);
 		res->sent++;
 	}
@@ -276,6 +301,7 @@ static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	res->npkts = sroce_rd_npkts(qp, len);
 	res->va = va;
 	res->len = len;
+	res->rkey = be32_to_cpu(reth->rkey);
 	res->mr = mr;
 }
 
@@ -285,7 +311,7 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	u64 va = be64_to_cpu(a->va);
 	struct sroce_rd_res *res;
 	struct sroce_mr *mr;
-	u64 *p;
+	int err;
 
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC) ||
 	    (va & 7)) {
@@ -305,15 +331,16 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
 		return;
 	}
-	/* Atomic with respect to the CPUs and every other QP (IBA 10.7.2). */
-	p = sroce_mr_atomic_addr(mr, va);
-	if ((pkt->opcode & 0x1f) == SROCE_CMP_SWAP)
-		res->orig = cmpxchg64(p, be64_to_cpu(a->cmp),
-				      be64_to_cpu(a->swap_add));
-	else
-		res->orig = atomic64_fetch_add(be64_to_cpu(a->swap_add),
-					       (atomic64_t *)p);
+	err = sroce_mr_atomic(mr, be32_to_cpu(a->rkey), va,
+			      (pkt->opcode & 0x1f) == SROCE_CMP_SWAP,
+			      be64_to_cpu(a->cmp), be64_to_cpu(a->swap_add),
+			      &res->orig);
 	sroce_mr_put(mr);
+	if (err) {
+		res->npkts = 0;		/* nothing to answer: it failed */
+		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_REM_ACCESS);
+		return;
+	}
 	res->op = pkt->opcode & 0x1f;
 	res->psn = pkt->psn;
 	res->npkts = 1;
@@ -394,7 +421,11 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	int err;
 
 	if (pkt->info & SROCE_F_FIRST) {
-		if (!sroce_resp_get_wqe(qp)) {
+		/*
+		 * A UC message dropped half way (IBA 9.8.3.1) leaves its
+		 * receive WQE unused: the next message takes it.
+		 */
+		if (!resp->have_wqe && !sroce_resp_get_wqe(qp)) {
 			if (rc) {
 				sroce_count(to_sdev(qp->ibqp.device),
 					    SROCE_CNT_RNR_NAK_SENT);
@@ -408,6 +439,7 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			pkt->rnr = true;
 			return;
 		}
+		resp->offset = 0;
 		resp->cur = 'S';
 	}
 	if (!(pkt->info & SROCE_F_LAST) && pkt->paylen != qp->mtu)
@@ -468,31 +500,12 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	struct sroce_resp *resp = &qp->resp;
 	struct ib_wc wc = { .opcode = IB_WC_RECV_RDMA_WITH_IMM };
 
-	if (pkt->info & SROCE_F_FIRST) {
-		struct sroce_reth *reth = (void *)pkt->ext;
-		u32 len = be32_to_cpu(reth->len);
-
-		resp->va = be64_to_cpu(reth->va);
-		resp->resid = len;
-		resp->wlen = len;
-		sroce_resp_drop_write(qp);
-		if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
-			goto access;
-		if (len) {
-			resp->mr = sroce_mr_lookup(qp, be32_to_cpu(reth->rkey),
-						   true, IB_ACCESS_REMOTE_WRITE,
-						   resp->va, len);
-			if (!resp->mr)
-				goto access;
-		}
-		resp->cur = 'W';
-	}
-	if (pkt->paylen > resp->resid ||
-	    (!(pkt->info & SROCE_F_LAST) && pkt->paylen != qp->mtu) ||
-	    ((pkt->info & SROCE_F_LAST) && pkt->paylen != resp->resid))
-		goto inv_req;
-	/* RNR before placing anything: the retried packet does it again. */
-	if ((pkt->info & SROCE_H_IMM) && !qp->resp.have_wqe &&
+	/*
+	 * IBA 9.7.5.2.8: an immediate needs a receive WQE.  Without one the
+	 * packet gets an RNR NAK before it changes anything, so that the
+	 * requester's retry of the same PSN finds the same state.
+	 */
+	if ((pkt->info & SROCE_H_IMM) && !resp->have_wqe &&
 	    !sroce_resp_get_wqe(qp)) {
 		if (rc) {
 			sroce_count(to_sdev(qp->ibqp.device),
@@ -503,9 +516,39 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		pkt->rnr = true;
 		return;
 	}
-	if (pkt->paylen)
-		sroce_mr_copy(resp->mr, resp->va, pkt->payload, pkt->paylen,
-			      true);
+	if (pkt->info & SROCE_F_FIRST) {
+		struct sroce_reth *reth = (void *)pkt->ext;
+		u32 len = be32_to_cpu(reth->len);
+
+		resp->va = be64_to_cpu(reth->va);
+		resp->rkey = be32_to_cpu(reth->rkey);
+		resp->resid = len;
+		resp->wlen = len;
+		sroce_resp_drop_write(qp);
+		if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
+			goto access;
+		if (len) {
+			resp->mr = sroce_mr_lookup(qp, resp->rkey, true,
+						   IB_ACCESS_REMOTE_WRITE,
+						   resp->va, len);
+			if (!resp->mr)
+				goto access;
+		}
+		resp->cur = 'W';
+	}
+	if (pkt->paylen > resp->resid ||
+	    (!(pkt->info & SROCE_F_LAST) && pkt->paylen != qp->mtu) ||
+	    ((pkt->info & SROCE_F_LAST) && pkt->paylen != resp->resid))
+		goto inv_req;
+	/*
+	 * Every packet checks the MR again: it may have been invalidated or
+	 * deregistered since the message started (a peer must not go on
+	 * writing into pages the ULP took back).
+	 */
+	if (pkt->paylen &&
+	    sroce_mr_access(resp->mr, resp->rkey, true, IB_ACCESS_REMOTE_WRITE,
+			    resp->va, pkt->payload, pkt->paylen, true))
+		goto access;
 	resp->va += pkt->paylen;
 	resp->resid -= pkt->paylen;
 	if (!(pkt->info & SROCE_F_LAST))
@@ -527,6 +570,8 @@ access:
 	pkt->failed = true;
 	if (rc)
 		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_REM_ACCESS);
+	else
+		sroce_qp_error(qp);
 	return;
 inv_req:
 	sroce_resp_drop_write(qp);
@@ -692,8 +737,10 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		goto out;
 	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)
 		sroce_resp_ud(qp, pkt);
-	else
+	else if (sroce_pkt_from_peer(qp, pkt))
 		sroce_resp_connected(qp, pkt);
+	else
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_BAD_SRC);
 out:
 	spin_unlock_bh(&qp->lock);
 	sroce_qp_deliver_events(qp);

@@ -23,6 +23,7 @@
  *   mcast.c   multicast groups: attach/detach, delivery to every QP
  *   counters.c  rdma statistic counters, rdma res engine state
  *   fault.c   fault injection knobs (debug kernels only)
+ *   kunit.c   KUnit suites (kernels with KUnit only)
  *   trace.h   tracepoints
  *
  * Lock order (outermost first):
@@ -162,13 +163,16 @@ struct sroce_pool {
 /**
  * struct sroce_pool_elem - embedded in every indexed object
  * @ref: the object's references; the owner holds one
- * @done: completed when the last reference is gone
+ * @done: completed when the last reference is gone (no @release)
+ * @release: called at the last put instead, for objects freed by their
+ *           last holder (MRs: sroce_pool_unpublish()); from any context
  * @id: the index (QPN, MR key index)
  * @rcu: for objects we free ourselves (kfree_rcu)
  */
 struct sroce_pool_elem {
 	struct kref ref;
 	struct completion done;
+	void (*release)(struct sroce_pool_elem *elem);
 	u32 id;
 	struct rcu_head rcu;
 };
@@ -194,6 +198,8 @@ enum sroce_counter {
 	SROCE_CNT_UD_DROP,
 	SROCE_CNT_RX_BAD_QKEY,
 	SROCE_CNT_RX_MCAST,
+	SROCE_CNT_RX_BAD_PKEY,
+	SROCE_CNT_RX_BAD_SRC,
 	SROCE_CNT_MAX,
 };
 
@@ -298,13 +304,22 @@ struct sroce_ah {
 
 /**
  * struct sroce_mr - a memory region
+ * @lock: serialises every access to the memory (check and copy) with what
+ *        changes what the MR maps or allows: REG_MR, invalidation,
+ *        map_mr_sg and dereg (a leaf lock; DMA MRs never change and take
+ *        no lock)
+ * @kind: DMA, user or fast-register
  * @access: IB_ACCESS_* flags
  * @umem: user MRs only
  * @pages: kernel addresses of the MR's pages (user and fast-register MRs;
  *         a DMA MR has none and names kernel addresses directly)
+ * @max_pages: entries of @pages
+ * @npages: entries of @pages in use
  * @page_shift: log2 of the page size of @pages
  * @page_offset: offset of the MR's first byte in @pages[0]
  * @valid: fast-register MRs: between IB_WR_REG_MR and invalidation
+ * @dead: deregistered: every later access fails; the last holder frees
+ * @free_work: frees the MR at the last put (ib_umem_release() sleeps)
  */
 enum sroce_mr_kind {
 	SROCE_MR_DMA,		/* kernel addresses, all memory */
@@ -315,6 +330,7 @@ enum sroce_mr_kind {
 struct sroce_mr {
 	struct ib_mr ibmr;
 	struct sroce_pool_elem elem;
+	spinlock_t lock;		/* see above */
 	enum sroce_mr_kind kind;
 	int access;
 	struct ib_umem *umem;
@@ -324,6 +340,8 @@ struct sroce_mr {
 	u32 page_shift;
 	u32 page_offset;
 	bool valid;
+	bool dead;
+	struct work_struct free_work;
 };
 
 /*
@@ -449,6 +467,7 @@ struct sroce_comp {
  * @psn: PSN of the request (of the first response packet)
  * @npkts: response packets
  * @sent: response packets sent; @npkts means done
+ * @rkey: reads: the rkey of the request (checked every packet)
  * @mr: reads: the source MR, with a reference while packets remain
  * @orig: atomics: the value before the operation (replayed on duplicates)
  */
@@ -459,6 +478,7 @@ struct sroce_rd_res {
 	u32 sent;
 	u64 va;
 	u32 len;
+	u32 rkey;
 	struct sroce_mr *mr;
 	u64 orig;
 };
@@ -474,6 +494,7 @@ struct sroce_rd_res {
  * @wqe: the receive WQE of the SEND in progress (a copy), or NULL
  * @offset: bytes of the message in progress placed so far
  * @mr: the target of the RDMA WRITE in progress, with a reference
+ * @rkey: the rkey of the RDMA WRITE in progress (checked every packet)
  * @va: next address of the RDMA WRITE in progress
  * @resid: bytes of the RDMA WRITE in progress still expected
  * @rd: read and atomic resources, a ring of SROCE_RD_RES
@@ -490,6 +511,7 @@ struct sroce_resp {
 	struct sroce_recv_wqe *wqe;
 	u32 offset;
 	struct sroce_mr *mr;
+	u32 rkey;
 	u64 va;
 	u32 resid;
 	u32 wlen;
@@ -605,6 +627,23 @@ struct sroce_pkt {
 	union ib_gid dgid;
 };
 
+/**
+ * sroce_pkt_from_peer - is a packet from the peer of a connected QP?
+ * @qp: an RC or UC QP, with qp->lock held (modify_qp changes the AV)
+ * @pkt: a received packet
+ *
+ * A connected QP talks to one address (IBA 9.6.1.5 checks the source of
+ * a reliable connection; RoCEv2 names it by IP address): a packet from
+ * any other, or to another of our addresses, is not for this QP, however
+ * well it guessed the QPN and PSN.
+ */
+static inline bool sroce_pkt_from_peer(const struct sroce_qp *qp,
+				       const struct sroce_pkt *pkt)
+{
+	return !memcmp(&pkt->sgid, &qp->av.dgid, sizeof(pkt->sgid)) &&
+	       !memcmp(&pkt->dgid, &qp->av.sgid, sizeof(pkt->dgid));
+}
+
 /* PSNs further back than this are not duplicates but garbage. */
 #define SROCE_PSN_WINDOW	0x400000	/* an int: compared with PSN diffs */
 
@@ -625,6 +664,16 @@ static inline bool sroce_wqe_is_rd_op(enum ib_wr_opcode op)
 static inline void *sroce_queue_slot(struct sroce_queue *q, u32 index)
 {
 	return q->buf + (size_t)(index % q->size) * q->stride;
+}
+
+/*
+ * A send slot is the WQE, max_sge SGEs, then max_inline bytes of inline
+ * data: inline data never overlays the SGEs (qp.c sizes the slots).
+ */
+static inline u8 *sroce_wqe_inline(struct sroce_qp *qp,
+				   struct sroce_send_wqe *wqe)
+{
+	return (u8 *)wqe + qp->sq.stride - qp->max_inline;
 }
 
 /* The send WQE at (free-running) SQ index @idx. */
@@ -651,6 +700,10 @@ void sroce_pool_destroy(struct sroce_pool *pool);
 int sroce_pool_add(struct sroce_pool *pool, struct sroce_pool_elem *elem);
 int sroce_pool_add_id(struct sroce_pool *pool, struct sroce_pool_elem *elem,
 		      u32 id);
+void sroce_pool_publish(struct sroce_pool *pool, struct sroce_pool_elem *elem);
+void sroce_pool_abort(struct sroce_pool *pool, struct sroce_pool_elem *elem);
+void sroce_pool_unpublish(struct sroce_pool *pool,
+			  struct sroce_pool_elem *elem);
 struct sroce_pool_elem *sroce_pool_get(struct sroce_pool *pool, u32 id);
 void sroce_pool_elem_put(struct sroce_pool_elem *elem);
 void sroce_pool_remove(struct sroce_pool *pool, struct sroce_pool_elem *elem);
@@ -762,9 +815,10 @@ int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 /* mem.c - memory access checks and copies */
 struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, bool remote,
 				 int access, u64 va, u64 len);
-void sroce_mr_copy(struct sroce_mr *mr, u64 va, void *buf, u32 len,
-		   bool to_mr);
-u64 *sroce_mr_atomic_addr(struct sroce_mr *mr, u64 va);
+int sroce_mr_access(struct sroce_mr *mr, u32 key, bool remote, int access,
+		    u64 va, void *buf, u32 len, bool to_mr);
+int sroce_mr_atomic(struct sroce_mr *mr, u32 key, u64 va, bool cmp_swap,
+		    u64 cmp, u64 swap_add, u64 *orig);
 int sroce_sge_copy(struct sroce_qp *qp, const struct ib_sge *sge,
 		   u32 num_sge, u32 offset, void *buf, u32 len, bool to_mr);
 
@@ -774,8 +828,8 @@ void sroce_req_rewind(struct sroce_qp *qp);
 void sroce_qp_kick(struct sroce_qp *qp);
 void sroce_qp_kick_later(struct sroce_qp *qp);
 void sroce_tx_work(struct work_struct *work);
-void sroce_wqe_copy(struct sroce_send_wqe *wqe, u32 offset, void *buf,
-		    u32 len, bool to_mr);
+int sroce_wqe_copy(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
+		   u32 offset, void *buf, u32 len, bool to_mr);
 
 /* comp.c - completer */
 void sroce_comp_init(struct sroce_qp *qp);
@@ -791,6 +845,7 @@ enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key);
 void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 bool sroce_resp_tx(struct sroce_qp *qp, int budget);
 void sroce_resp_reset(struct sroce_qp *qp);
+void sroce_resp_flush_wqe(struct sroce_qp *qp);
 
 /* counters.c */
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -741,6 +741,75 @@ sroce_test_errors(struct sroce_test *t, struct ib_qp *qa, struct ib_qp *qb,
 }
 
 /*
+ * An MR invalidated in the middle of a peer's RDMA WRITE (IBA 10.6.3.5):
+ * once LOCAL_INV has completed, the ULP may reuse the pages, so not one
+ * more byte may land in them.  The WRITE of the whole MR (128 packets) and
+ * the LOCAL_INV of its target race; whichever wins, the target must be
+ * the same after the WRITE ended as when the invalidation completed.
+ */
+static noinline_for_stack void
+sroce_test_inv_race(struct sroce_test *t, struct ib_qp *qa, struct ib_qp *qb,
+		    struct ib_cq *cqa, struct ib_cq *cqb, struct ib_mr *mr,
+		    u8 *a, u8 *b, u64 da, u32 lkey, int sgid_index)
+{
+	struct ib_sge sge = { .addr = da, .length = SROCE_TEST_DATA,
+			      .lkey = lkey };
+	struct ib_rdma_wr wr = {
+		.wr = { .opcode = IB_WR_RDMA_WRITE, .sg_list = &sge,
+			.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
+	};
+	struct ib_send_wr inv = { .opcode = IB_WR_LOCAL_INV,
+				  .send_flags = IB_SEND_SIGNALED };
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR },
+		.mr = mr,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
+	};
+	int rounds = 0, cut = 0, late = 0, err = 0, i;
+	const struct ib_send_wr *bad;
+	struct ib_wc wc = {};
+	u8 *snap;
+
+	snap = kvmalloc(SROCE_TEST_DATA, GFP_KERNEL);
+	if (!snap) {
+		sroce_test_ok(t, false, "invalidation during a WRITE: no memory");
+		return;
+	}
+	memset(a, 0xab, SROCE_TEST_DATA);
+	for (i = 0; i < 8 && !err; i++) {
+		err = sroce_test_reconnect(t, qa, qb, cqa, cqb, sgid_index, 7);
+		/* A fresh key for the MR, registered for remote writes. */
+		inv.ex.invalidate_rkey = mr->rkey;
+		err = err ?: sroce_test_send(qb, cqb, &inv, &wc);
+		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey) & 0xff);
+		reg.key = mr->rkey;
+		err = err ?: sroce_test_send(qb, cqb, &reg.wr, &wc);
+		if (err)
+			break;
+		memset(b, 0, SROCE_TEST_DATA);
+		wr.rkey = mr->rkey;
+		wr.remote_addr = mr->iova;
+		inv.ex.invalidate_rkey = mr->rkey;
+		err = ib_post_send(qa, &wr.wr, &bad) ?:
+		      sroce_test_send(qb, cqb, &inv, &wc);
+		/* The pages are the ULP's again from here on. */
+		memcpy(snap, b, SROCE_TEST_DATA);
+		err = err ?: sroce_test_poll(cqa, &wc);
+		if (err)
+			break;
+		rounds++;
+		if (wc.status != IB_WC_SUCCESS)
+			cut++;
+		if (memcmp(snap, b, SROCE_TEST_DATA))
+			late++;
+	}
+	kvfree(snap);
+	sroce_test_ok(t, !err && rounds == 8 && !late,
+		      "invalidation during a WRITE: no byte lands after LOCAL_INV completed (%d rounds, %d cut short, %d with late bytes, err %d)",
+		      rounds, cut, late, err);
+}
+
+/*
  * The data path from kernel space, two RC QPs of one device talking over
  * loopback: SEND into two SGEs, fast registration (IB_WR_REG_MR) of the
  * target, RDMA WRITE, RDMA READ, both atomics, then a bad rkey: remote
@@ -920,6 +989,8 @@ sroce_test_data(struct sroce_test *t, struct ib_pd *pd,
 	}
 	sroce_test_errors(t, qa, qb, cqa, cqb, mr, a, b, da, db, lkey,
 			  sgid_index);
+	sroce_test_inv_race(t, qa, qb, cqa, cqb, mr, a, b, da, lkey,
+			    sgid_index);
 out:
 	if (mr)
 		ib_dereg_mr(mr);

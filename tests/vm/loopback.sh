@@ -4,10 +4,12 @@
 # timeout: 900
 #
 # RC traffic over loopback: client and server on the same sroce device.
-# The packets take the whole RoCEv2 path (IP, UDP 4791, ICRC) through lo.
+# The packets are built and checked as on the wire (IP, UDP 4791, ICRC);
+# sroce hands a packet for a local address straight to its receive path
+# (net.c), not through lo.
 # Stock rdma-core programs and perftest (both post paths), then our
 # data-integrity tool; every object made is gone afterwards.
-. tests/vm/lib.sh
+. tests/lib/vm.sh
 
 objects() { cat /sys/kernel/debug/sroce/objects; }
 
