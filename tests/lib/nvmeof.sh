@@ -58,7 +58,7 @@ nvme_host_connect() {
 }
 
 nvme_host_disconnect() {
-	nvme disconnect -n "$NQN" && wait_for 30 test "$(nvme_ctrls)" = 0
+	nvme disconnect -n "$NQN" && wait_for 30 output_is 0 nvme_ctrls
 }
 
 # fio_verify BS DEPTH [FIO ARGS...]: write 16 MiB in two jobs (2 x 8 MiB

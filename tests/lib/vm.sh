@@ -68,6 +68,15 @@ wait_for() {
 	done
 }
 
+# output_is VALUE CMD...: CMD prints VALUE.  For wait_for, which must run
+# CMD on every poll: "wait_for 9 test X = $(cmd)" would expand $(cmd)
+# once, before the first poll.
+output_is() {
+	local want=$1
+	shift
+	[ "$("$@")" = "$want" ]
+}
+
 vm_barrier() {	# vm_barrier NAME [SECONDS]
 	local name=$1 t=$((${2:-120} * 10)) i n
 	: > "$SHARED/barrier.$name.$VM_ID"

@@ -45,7 +45,7 @@ uninject() { echo 0 > "$knobs/$1/probability"; }
 client_run() {
 	modprobe sroce_test
 	[ -d /sys/module/sroce_test ] && rmmod sroce_test
-	test "$before" = "$(objects)"
+	wait_for 30 output_is "$before" objects
 }
 
 for every in 1 2 3 7; do
@@ -69,7 +69,7 @@ integrity() {
 check "inject" inject fail_packet 50
 check "data integrity while packet allocations fail" integrity
 uninject fail_packet
-check "objects back after the traffic" test "$before" = "$(objects)"
+check "objects back after the traffic" wait_for 30 output_is "$before" objects
 
 # failslab: one slab allocation fails, at a sweep of points (space: the
 # bytes allowed before the failure) while the in-kernel client loads.
@@ -82,7 +82,7 @@ for space in 0 1000 4000 16000 64000 256000 1000000; do
 	echo "$space" > $fs/space
 	bash -c 'echo 1 > /proc/self/make-it-fail && exec modprobe sroce_test' > /dev/null 2>&1
 	[ -d /sys/module/sroce_test ] && rmmod sroce_test
-	check "failslab after $space bytes: objects freed" test "$before" = "$(objects)"
+	check "failslab after $space bytes: objects freed" wait_for 30 output_is "$before" objects
 done
 echo 0 > $fs/probability
 

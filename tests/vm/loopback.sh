@@ -59,7 +59,7 @@ integrity() {
 	return "$rc"
 }
 check "data integrity, all opcodes (MTU 1024)" integrity -n 2
-check "every object it made is gone" test "$before" = "$(objects)"
+check "every object it made is gone" wait_for 30 output_is "$before" objects
 rdma statistic show link sroce0/1 | tr -s ' ' '\n' | paste -d= - - | tr '\n' ' ' | sed 's/^/# /'
 echo
 check "rdma link delete sroce0" rdma link delete sroce0

@@ -26,7 +26,7 @@ check "fio 128 KiB, depth 4, verified" fio_verify 128k 4
 check "nvme disconnect" nvme_host_disconnect
 check "target torn down" nvmet_down
 check "unload nvme-rdma" modprobe -r nvme-rdma
-check "every QP, MR, PD, SRQ and AH is gone" wait_for 30 test "$before" = "$(objects)"
+check "every QP, MR, PD, SRQ and AH is gone" wait_for 30 output_is "$before" objects
 [ "$before" = "$(objects)" ] || diag "before: $(echo $before) after: $(objects | tr '\n' ' ')"
 check "rdma link delete sroce0" rdma link delete sroce0
 check "no object left with the device gone (CQ pool included)" bash -c \

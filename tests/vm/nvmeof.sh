@@ -33,7 +33,7 @@ read_fails() {
 # The controller went away; if not, what it and the kernel are doing.
 ctrl_given_up() {
 	local f
-	wait_for 120 test "$(nvme_ctrls)" = 0 && return 0
+	wait_for 120 output_is 0 nvme_ctrls && return 0
 	for f in /sys/class/nvme/*; do
 		echo "$f: $(cat "$f/state" 2>/dev/null) $(cat "$f/transport" 2>/dev/null)"
 	done
@@ -94,7 +94,7 @@ else
 fi
 
 vm_barrier done 300
-check "every QP, MR, PD, SRQ and AH is gone" wait_for 30 test "$before" = "$(objects)"
+check "every QP, MR, PD, SRQ and AH is gone" wait_for 30 output_is "$before" objects
 [ "$before" = "$(objects)" ] || diag "before: $(echo $before) after: $(objects | tr '\n' ' ')"
 rdma statistic show link sroce0/1 | sed "s/^/# /"
 check "rdma link delete sroce0" rdma link delete sroce0

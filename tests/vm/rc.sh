@@ -86,7 +86,7 @@ diag "retransmits under loss: $((r1 - r0))"
 [ "$VM_ID" = 1 ] && check "retransmissions were counted" test "$((r1 - r0))" -gt 0
 vm_barrier netem-done
 
-check "every object it made is gone" test "$before" = "$(objects)"
+check "every object it made is gone" wait_for 30 output_is "$before" objects
 rdma statistic show link sroce0/1 | tr -s ' ' '\n' | paste -d= - - | tr '\n' ' ' | sed 's/^/# /'
 echo
 check "rdma link delete sroce0" rdma link delete sroce0

@@ -38,7 +38,7 @@ while IFS= read -r line; do
 	esac
 done < /tmp/objects.tap
 ok "$rc" "user-space objects test exits 0"
-check "every object it made is gone" test "$before" = "$(objects)"
+check "every object it made is gone" wait_for 30 output_is "$before" objects
 check "rdma link delete sroce0" rdma link delete sroce0
 check "rmmod sroce" rmmod sroce
 check "no leak reported at unload" bash -c "! dmesg | grep -q 'sroce: leak'"

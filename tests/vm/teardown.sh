@@ -1,0 +1,151 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# vms: 1
+# timeout: 1500
+#
+# Teardown under load: while perftest moves data over loopback, or while
+# NVMe-oF (nvmet-rdma and nvme-rdma on one device) runs fio, the traffic is
+# cut by SIGKILL of a perftest process, carrier down and up, rdma link
+# delete, rmmod, and rdma link delete under NVMe-oF I/O.  Every step must
+# end within its bound, every object must be gone, and the device must
+# carry traffic again afterwards.  make check runs one cycle of each;
+# make teardown runs SROCE_ARG_CYCLES of them.
+. tests/lib/vm.sh
+. tests/lib/nvmeof.sh
+
+objects() { grep -v '^cq ' /sys/kernel/debug/sroce/objects 2>/dev/null; }
+stat() { rdma statistic show link sroce0/1 | tr -s ' ' '\n' | awk -v k="$1" '$0 == k { getline; print }'; }
+addr=$(vm_ip 0)
+cycles=${SROCE_ARG_CYCLES:-1}
+port=18800
+
+up() {
+	modprobe sroce && rdma link add sroce0 type sroce netdev eth0 &&
+		wait_for 10 sroce_gid "$(gid4_tail "$addr")"
+}
+
+# objects_back: the live objects are the baseline again (within 60 s).
+objects_back() {
+	wait_for 60 output_is "$base" objects && return 0
+	echo "baseline: $(echo $base)"
+	echo "now: $(objects | tr '\n' ' ')"
+	ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c uverbs | sed 's/^/uverbs files open: /'
+	return 1
+}
+
+# moving: the device sent 200 more packets than when traffic started.
+moving() { [ "$(stat tx_packets)" -gt $((tx0 + 200)) ]; }
+
+# traffic: an ib_write_bw pair over loopback that runs for a minute;
+# returns once data moves (pids in srv, cli).
+traffic() {
+	local g
+	port=$((port + 1))
+	g=$(sroce_gid "$(gid4_tail "$addr")")
+	tx0=$(stat tx_packets)
+	timeout -s KILL 300 ib_write_bw -d sroce0 -x "$g" -F -s 65536 -D 60 \
+		-p "$port" > /tmp/srv.out 2>&1 &
+	srv=$!
+	wait_for 60 listening "$port" || return 1
+	timeout -s KILL 300 ib_write_bw -d sroce0 -x "$g" -F -s 65536 -D 60 \
+		-p "$port" "$addr" > /tmp/cli.out 2>&1 &
+	cli=$!
+	wait_for 120 moving
+}
+
+# stop: both perftest processes gone (SIGKILL), within 30 s.
+stop() {
+	local rc
+	kill -9 "$srv" "$cli" 2>/dev/null
+	wait_for 30 bash -c "! kill -0 $srv 2>/dev/null && ! kill -0 $cli 2>/dev/null"
+	rc=$?
+	wait "$srv" "$cli" 2>/dev/null
+	return "$rc"
+}
+
+# works: a short transfer over the device completes.
+works() {
+	local g
+	port=$((port + 1))
+	g=$(sroce_gid "$(gid4_tail "$addr")")
+	timeout 120 ib_write_bw -d sroce0 -x "$g" -F -s 4096 -n 200 -p "$port" > /tmp/w.srv 2>&1 &
+	wait_for 60 listening "$port" || return 1
+	timeout 120 ib_write_bw -d sroce0 -x "$g" -F -s 4096 -n 200 -p "$port" "$addr" > /tmp/w.cli 2>&1 &&
+		wait $!
+}
+
+# bounded CMD...: CMD in the background, done within 120 s after the
+# perftest processes are killed (it may wait for their files to close).
+bounded() {
+	"$@" > /tmp/bounded.out 2>&1 &
+	local pid=$!
+	stop
+	wait_for 120 bash -c "! kill -0 $pid 2>/dev/null" || { kill -9 "$pid"; return 1; }
+	wait "$pid"
+}
+
+check "rdma link add sroce0" up
+base=$(objects)
+for ((c = 1; c <= cycles; c++)); do
+	diag "cycle $c of $cycles"
+	traffic
+	ok $? "$c: perftest moves data over loopback"
+	check "$c: SIGKILL of both perftest processes mid-transfer: they are gone" stop
+	check "$c: after SIGKILL, every object is gone" objects_back
+	check "$c: after SIGKILL, the device works" works
+
+	if traffic; then
+		ip link set eth0 down
+		check "$c: carrier down mid-transfer: port DOWN" wait_for 10 \
+			grep -q DOWN /sys/class/infiniband/sroce0/ports/1/state
+		ip link set eth0 up
+		check "$c: carrier up: port ACTIVE" wait_for 10 \
+			grep -q ACTIVE /sys/class/infiniband/sroce0/ports/1/state
+		stop
+	else
+		ok 1 "$c: traffic for the carrier case"
+	fi
+	check "$c: after carrier down/up, every object is gone" objects_back
+	check "$c: after carrier down/up, the device works" works
+
+	traffic
+	check "$c: rdma link delete mid-transfer ends once the processes die" \
+		bounded rdma link delete sroce0
+	check "$c: rdma link add again" up
+
+	traffic
+	check "$c: rdma link delete + rmmod mid-transfer end once the processes die" \
+		bounded bash -c "rdma link delete sroce0 && rmmod sroce"
+	check "$c: modprobe and rdma link add again" up
+	check "$c: after rmmod, the device works" works
+	base=$(objects)
+
+	# NVMe-oF: the device removed under the ULPs' I/O.
+	check "$c: NVMe-oF target up" nvmet_up "$addr" ipv4
+	check "$c: NVMe-oF target listens" wait_for 30 listening 4420
+	check "$c: nvme connect over loopback" nvme_host_connect "$addr"
+	timeout -s KILL 300 fio --name=load --filename="/dev/$(nvme_bdev)" \
+		--direct=1 --ioengine=libaio --rw=randrw --bs=16k --iodepth=16 \
+		--size=16M --time_based --runtime=120 > /tmp/fio.load 2>&1 &
+	fio=$!
+	tx0=$(stat tx_packets)
+	check "$c: NVMe-oF I/O flows" wait_for 120 moving
+	check "$c: rdma link delete under NVMe-oF I/O ends within 120 s" \
+		timeout 120 rdma link delete sroce0
+	check "$c: fio ends (its I/O fails)" wait_for 180 bash -c "! kill -0 $fio 2>/dev/null"
+	kill -9 "$fio" 2>/dev/null
+	wait "$fio" 2>/dev/null
+	nvme disconnect -n "$NQN" > /dev/null 2>&1
+	check "$c: nvme host gone" wait_for 60 output_is 0 nvme_ctrls
+	check "$c: NVMe-oF target torn down" nvmet_down
+	modprobe -r nvme-rdma nvmet-rdma 2>/dev/null
+	check "$c: no object left with the device gone" bash -c \
+		"! grep -v ' 0$' /sys/kernel/debug/sroce/objects"
+	check "$c: rdma link add again" up
+	check "$c: after NVMe-oF removal, the device works" works
+	base=$(objects)
+done
+check "rdma link delete sroce0" rdma link delete sroce0
+check "rmmod sroce" rmmod sroce
+check "no leak reported at unload" bash -c "! dmesg | grep -q 'sroce: leak'"
+tap_done
