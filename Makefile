@@ -12,8 +12,10 @@ KDIR ?= $(shell \
 	else \
 		ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1; \
 	fi)
-# The kernel release the module is built for (what the VMs boot).  Debian's
-# header trees name a shorter release than the kernel's, so trust the path.
+# The kernel release the module is built for.  Debian's header trees name a
+# shorter release than the kernel's, so trust the path.  Every variable that
+# depends on installed packages is expanded when used (=, not :=), after
+# `deps` has run: a fresh machine has none of them when make starts.
 KREL ?= $(strip $(if $(filter /lib/modules/%/build,$(KDIR)),\
 	$(patsubst /lib/modules/%/build,%,$(KDIR)),\
 	$(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)))
@@ -22,12 +24,13 @@ KREL ?= $(strip $(if $(filter /lib/modules/%/build,$(KDIR)),\
 ifeq ($(CI),true)
 WERROR ?= 1
 endif
-KBUILD_ARGS := -C $(KDIR) M=$(SRC) $(if $(filter 1,$(WERROR)),SROCE_WERROR=y)
+KBUILD_ARGS = -C $(KDIR) M=$(SRC) $(if $(filter 1,$(WERROR)),SROCE_WERROR=y)
 
 BUILD := $(SRC)/build
 KODIR := $(BUILD)/modules
-# The VMs boot the kernel the module was built for.
-VMARGS := -M $(KODIR) -k /boot/vmlinuz-$(KREL)
+# The VMs boot the kernel the module was built for (tools/vm/run reads it
+# from sroce.ko's vermagic).
+VMARGS = -M $(KODIR)
 
 # The libibverbs provider (ABI 34, rdma-core 44).
 PROVIDER := $(BUILD)/lib/libsroce-rdmav34.so
@@ -37,7 +40,8 @@ LIBDIR ?= $(shell pkg-config --variable=libdir libibverbs 2>/dev/null || \
 	echo /usr/lib/x86_64-linux-gnu)
 
 .PHONY: all modules provider deps lint check demo clean help install \
-	debug-kernel check-debug bench bench-nvmeof
+	debug-kernel check-debug kcsan-kernel check-kcsan bench bench-nvmeof \
+	fuzz-wire fuzz-verbs soak teardown
 
 all: modules provider
 
@@ -46,12 +50,18 @@ help:
 	@echo "make deps       install the Debian packages everything needs"
 	@echo "make demo       build, boot two VMs, create sroce devices, show them"
 	@echo "make check      build + lint + the VM test suite (N passed, N failed)"
-	@echo "make lint       sparse (C=1) and checkpatch.pl --strict"
+	@echo "make lint       sparse (C=2) and checkpatch.pl --strict"
 	@echo "make bench      sroce beside rdma_rxe and TCP, two VMs, one boot"
 	@echo "make bench-nvmeof  NVMe-oF IOPS/bandwidth: sroce, rdma_rxe, NVMe/TCP"
+	@echo "make fuzz-wire  the long wire fuzzer run in a VM (SEED=, PACKETS=, DURATION=)"
+	@echo "make fuzz-verbs the long verbs fuzzer run in a VM (SEED=, OPS= per thread)"
+	@echo "make soak       integrity over a lossy, corrupting link (DURATION= s)"
+	@echo "make teardown   teardown under load, many cycles (CYCLES=)"
 	@echo "make install    install the module (and run depmod)"
 	@echo "make debug-kernel  build the KASAN/lockdep/kmemleak kernel (cached)"
 	@echo "make check-debug   the VM suite on the debug kernel"
+	@echo "make kcsan-kernel  build the KCSAN (data race) kernel (cached)"
+	@echo "make check-kcsan   the smoke set on the KCSAN kernel"
 
 deps:
 	@tools/deps.sh
@@ -62,7 +72,9 @@ modules:
 	@mkdir -p $(KODIR)
 	@find drivers tests -name '*.ko' -exec cp {} $(KODIR)/ \;
 
-provider: $(PROVIDER) $(BUILD)/tests/sroce_objects $(BUILD)/tests/sroce_integrity
+provider: $(PROVIDER) $(BUILD)/tests/sroce_objects $(BUILD)/tests/sroce_integrity \
+	$(BUILD)/tests/sroce_wire_target \
+	$(BUILD)/tests/sroce_hostile $(BUILD)/tests/sroce_fuzz_verbs
 
 # User-space test programs (libibverbs), run inside the VMs.
 $(BUILD)/tests/sroce_objects: tests/user/objects.c
@@ -72,6 +84,18 @@ $(BUILD)/tests/sroce_objects: tests/user/objects.c
 $(BUILD)/tests/sroce_integrity: tests/user/integrity.c
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
+
+$(BUILD)/tests/sroce_wire_target: tests/user/wire-target.c
+	@mkdir -p $(BUILD)/tests
+	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
+
+$(BUILD)/tests/sroce_hostile: tests/user/hostile.c
+	@mkdir -p $(BUILD)/tests
+	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs -lpthread
+
+$(BUILD)/tests/sroce_fuzz_verbs: tools/fuzz/fuzz-verbs.c
+	@mkdir -p $(BUILD)/tests
+	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs -lpthread
 
 $(PROVIDER): tools/lib/sroce.c tools/lib/verbs_provider.h include/uapi/rdma/sroce-abi.h
 	@mkdir -p $(BUILD)/lib
@@ -105,41 +129,87 @@ bench-nvmeof: deps
 	rc=$$?; tools/bench/report $(BUILD)/vm/nvmeof-bench/shared/bench.txt $(BUILD)/bench-nvmeof || rc=1; \
 	if [ $$rc -ne 0 ]; then grep -v '^ *ok' $(BUILD)/bench-nvmeof.tap | head -40; fi; exit $$rc
 
+# The long wire fuzzer run (tools/fuzz/fuzz-wire in one VM, an hour at
+# most); the short one is tests/vm/fuzz-wire.sh.  SEED= reproduces a run,
+# PACKETS= or DURATION= (seconds, default 3000) bound it; the VM reads them
+# from build/fuzz-wire.env.
+fuzz-wire: deps
+	@$(MAKE) --no-print-directory modules provider
+	@seed="$(SEED)"; [ -n "$$seed" ] || seed=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' '); \
+	printf 'FUZZ_SEED=%s\nFUZZ_PACKETS=%s\nFUZZ_SECONDS=%s\n' "$$seed" \
+		"$(PACKETS)" "$(or $(DURATION),3000)" > $(BUILD)/fuzz-wire.env; \
+	echo "fuzz-wire: seed $$seed, one VM, up to an hour..."
+	@tools/vm/run $(VMARGS) -t 3600 tools/fuzz/fuzz-wire-vm.sh > $(BUILD)/fuzz-wire.tap; \
+	rc=$$?; tail -n 60 $(BUILD)/vm/fuzz-wire-vm/vm0/fuzz-wire.txt 2>/dev/null; \
+	if [ $$rc -ne 0 ]; then grep -v '^ *ok' $(BUILD)/fuzz-wire.tap | head -40; fi; exit $$rc
+
+# Long runs of the hostile-input tools; make check runs each briefly.
+# SEED= reproduces a fuzzer run (default: random, printed).
+fuzz-verbs: deps
+	@$(MAKE) --no-print-directory modules provider
+	@seed="$(SEED)"; [ -n "$$seed" ] || seed=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' '); \
+	echo "fuzz-verbs: seed $$seed, $(or $(OPS),200000) operations per thread, 2 threads, one VM"; \
+	SROCE_ARG_SEED=$$seed SROCE_ARG_OPS=$(or $(OPS),200000) tools/vm/run $(VMARGS) -t 3600 \
+		-o $(BUILD)/vm/fuzz-verbs tests/vm/hostile.sh
+
+soak: deps
+	@$(MAKE) --no-print-directory modules provider
+	@echo "soak: $(or $(DURATION),1800) s of integrity rounds over netem loss, duplication, reordering, corruption"
+	@SROCE_ARG_DURATION=$(or $(DURATION),1800) tools/vm/run $(VMARGS) \
+		-t $$(( $(or $(DURATION),1800) + 900 )) -o $(BUILD)/vm/soak-long tests/vm/soak.sh
+
+teardown: deps
+	@$(MAKE) --no-print-directory modules provider
+	@echo "teardown: $(or $(CYCLES),20) cycles of teardown under load"
+	@SROCE_ARG_CYCLES=$(or $(CYCLES),20) tools/vm/run $(VMARGS) \
+		-t $$(( $(or $(CYCLES),20) * 600 + 300 )) -o $(BUILD)/vm/teardown-long tests/vm/teardown.sh
+
 demo: deps
 	@$(MAKE) --no-print-directory modules provider
 	@echo "demo: booting two VMs (about a minute under emulation)..."
-	@tools/vm/run $(VMARGS) tests/vm/demo.sh > $(BUILD)/demo.tap; \
+	@tools/vm/run $(VMARGS) tools/vm/demo.sh > $(BUILD)/demo.tap; \
 	rc=$$?; cat $(BUILD)/vm/demo/vm*/demo.txt 2>/dev/null; \
 	if [ $$rc -ne 0 ]; then cat $(BUILD)/demo.tap; fi; exit $$rc
 
 # The debug-kernel lane: the same suite on a KASAN/lockdep/kmemleak kernel
 # built from Debian's linux-source-6.1 (tools/debug-kernel/, cached).  Our
 # kernel code is built for it in a copy of the tree, so both lanes' objects
-# never mix.
-DEBUG_CACHE = $(shell tools/debug-kernel/build --print)
+# never mix.  LANE=kcsan is the same for the KCSAN kernel (check-kcsan).
+LANE ?= debug
+DEBUG_CACHE = $(shell tools/debug-kernel/build --print $(LANE))
 DEBUG_KDIR = $(DEBUG_CACHE)/build
 DEBUG_KREL = $(shell cat $(DEBUG_KDIR)/include/config/kernel.release 2>/dev/null)
-DEBUG_SRC := $(BUILD)/debug/src
-DEBUG_KODIR := $(BUILD)/debug/modules
+DEBUG_SRC = $(BUILD)/$(LANE)/src
+DEBUG_KODIR = $(BUILD)/$(LANE)/modules
 # The lane runs every test but the two-VM RC, NVMe-oF and rxe interop
 # suites (rc.sh, nvmeof.sh, interop.sh): under KASAN and lockdep in TCG
 # they take longer than CI's budget allows; the engine runs there through
 # loopback.sh, objects.sh (kernel data path), cm.sh, faults.sh, NVMe-oF
 # through nvmeof-loop.sh.  DEBUG_TESTS="tests/vm/rc.sh ..." runs any set.
+# CI runs the tests of tools/debug-kernel/lane that fit its budget.
 DEBUG_SLOW := tests/vm/rc.sh tests/vm/nvmeof.sh tests/vm/interop.sh
-DEBUG_TESTS ?= $(filter-out $(DEBUG_SLOW) %lib.sh tests/vm/demo.sh,$(wildcard tests/vm/*.sh))
+DEBUG_TESTS ?= $(filter-out $(DEBUG_SLOW),$(wildcard tests/vm/*.sh))
+# The KCSAN lane: the hostile-input smoke set and the engine's paths.
+KCSAN_TESTS := tests/vm/objects.sh tests/vm/hostile.sh tests/vm/loopback.sh \
+	tests/vm/wire.sh tests/vm/fuzz-wire.sh
 
 debug-kernel: deps
-	@tools/debug-kernel/build
+	@tools/debug-kernel/build $(LANE)
+
+kcsan-kernel: deps
+	@tools/debug-kernel/build kcsan
 
 check-debug: debug-kernel provider
 	@rm -rf $(DEBUG_SRC) && mkdir -p $(DEBUG_SRC) $(DEBUG_KODIR)
 	@cp -r Kbuild drivers include tests $(DEBUG_SRC)/
 	$(MAKE) -C $(DEBUG_KDIR) M=$(DEBUG_SRC) $(if $(filter 1,$(WERROR)),SROCE_WERROR=y) modules
 	@find $(DEBUG_SRC) -name '*.ko' -exec cp {} $(DEBUG_KODIR)/ \;
-	@echo "check-debug: the debug lane runs: $(DEBUG_TESTS)"
+	@echo "check-debug: the $(LANE) lane runs: $(DEBUG_TESTS)"
 	@SROCE_VM_TIMEOUT_SCALE=2 tests/run -M $(DEBUG_KODIR) -k $(DEBUG_CACHE)/bzImage \
 		-m $(DEBUG_CACHE)/root/lib/modules/$(DEBUG_KREL) $(DEBUG_TESTS)
+
+check-kcsan:
+	@$(MAKE) --no-print-directory check-debug LANE=kcsan DEBUG_TESTS="$(KCSAN_TESTS)"
 
 install: modules provider
 	$(MAKE) $(KBUILD_ARGS) modules_install

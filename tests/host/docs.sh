@@ -78,7 +78,9 @@ ok $? "the map at the top of sroce.h names every other drivers/sroce file"
 # A bare file name (``nvmeof.sh``) must be a file of the tree; driver.h is
 # rdma-core's (uabi.rst).
 external="driver.h"
-mapfile -t tree < <(find .ci Documentation drivers include tests tools -type f \
+# (A here-string, not "printf | grep -q": with pipefail, grep's early
+# exit would fail the pipe through printf's SIGPIPE.)
+treelist=$(find .ci Documentation drivers include tests tools -type f \
 	-printf '%f\n' 2>/dev/null | sort -u)
 for d in "${docs[@]}"; do
 	missing=()
@@ -95,7 +97,7 @@ for d in "${docs[@]}"; do
 		*/*) ;;
 		*.sh|*.c|*.h|*.rst)
 			[[ " $external " == *" $w "* ]] && continue
-			printf '%s\n' "${tree[@]}" | grep -qxF "$w" || missing+=("$w") ;;
+			grep -qxF "$w" <<< "$treelist" || missing+=("$w") ;;
 		esac
 	done < <(spans "$d" | tr -s ' \t"=(' '\n')
 	[ ${#missing[@]} -eq 0 ]
@@ -107,7 +109,7 @@ done
 mapfile -t targets < <(sed -n 's/^\([a-z][a-z-]*\):.*/\1/p' Makefile)
 missing=()
 while IFS= read -r t; do
-	printf '%s\n' "${targets[@]}" | grep -qx "$t" || missing+=("$t")
+	grep -qx "$t" <<< "$(printf '%s\n' "${targets[@]}")" || missing+=("$t")
 done < <(for d in "${docs[@]}"; do spans "$d"; done |
 	grep -oE '(^|[^A-Za-z_-])make [a-z][a-z-]*' | sed 's/.*make //' | sort -u)
 [ ${#missing[@]} -eq 0 ]
@@ -145,27 +147,29 @@ done
 ok $? "testing.rst describes every tests/host and tests/vm test, VM tests with their VM count"
 [ ${#missing[@]} -eq 0 ] || printf '%s\n' "${missing[@]}" | diag
 
-# 7. The debug lane: the tests the Makefile leaves out (DEBUG_SLOW) and
-# .ci/run's cold-cache subset are the ones testing.rst names; README.md
-# names DEBUG_SLOW too.
+# 7. The debug lane: the tests the Makefile leaves out (DEBUG_SLOW) are
+# the ones testing.rst and README.md name; CI's list of the others
+# (tools/debug-kernel/lane, in priority order with measured times) holds
+# every other VM test, and nothing that is not one.
 lane=$(section "$testing" "The debug-kernel lane")
 slow=$(sed -n 's/^DEBUG_SLOW *:= *//p' Makefile)
-cold=$(sed -n 's/^[[:space:]]*cold="\(.*\)"$/\1/p' .ci/run)
+listed=$(awk '!/^#/ && NF == 2 && $2 ~ /^[0-9]+$/ { print $1 }' tools/debug-kernel/lane | tr '\n' ' ')
 missing=()
-[ -n "$slow" ] && [ -n "$cold" ] || missing+=("no DEBUG_SLOW in the Makefile or no cold list in .ci/run")
-for t in $slow $cold; do
-	grep -qF "\`\`$(basename "$t")\`\`" <<< "$lane" || missing+=("$t")
-done
+[ -n "$slow" ] && [ -n "$listed" ] || missing+=("no DEBUG_SLOW in the Makefile or no tests in tools/debug-kernel/lane")
 for t in $slow; do
+	grep -qF "\`\`$(basename "$t")\`\`" <<< "$lane" || missing+=("$t")
 	grep -qF "\`$(basename "$t")\`" README.md || missing+=("$t (README.md)")
 done
-# What the cold subset leaves out besides DEBUG_SLOW is named too.
 for t in tests/vm/*.sh; do
-	case " $slow $cold " in *" $t "*) continue ;; esac
-	grep -qF "\`\`$(basename "$t")\`\`" <<< "$lane" || missing+=("$t (left out when cold)")
+	case " $slow $listed " in *" $t "*) continue ;; esac
+	missing+=("$t (neither DEBUG_SLOW nor in tools/debug-kernel/lane)")
 done
+for t in $listed; do
+	[ -f "$t" ] || missing+=("$t (in tools/debug-kernel/lane, no such test)")
+done
+grep -qF 'tools/debug-kernel/lane' <<< "$lane" || missing+=("testing.rst does not explain tools/debug-kernel/lane")
 [ ${#missing[@]} -eq 0 ]
-ok $? "testing.rst names the debug lane's subsets as the Makefile and .ci/run define them"
+ok $? "the debug lane's subsets: DEBUG_SLOW named in the documents, every other test in CI's lane list"
 [ ${#missing[@]} -eq 0 ] || printf '%s\n' "${missing[@]}" | diag
 
 # 8. Programs: every one a test's description names is run by that test

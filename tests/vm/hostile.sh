@@ -18,7 +18,7 @@ objects() { cat /sys/kernel/debug/sroce/objects; }
 run_tap() {
 	local name=$1 rc line
 	shift
-	timeout 300 "$@" > "/tmp/$name.tap" 2> "/tmp/$name.err"
+	timeout "${RUN_TAP_TIMEOUT:-300}" "$@" > "/tmp/$name.tap" 2> "/tmp/$name.err"
 	rc=$?
 	while IFS= read -r line; do
 		case "$line" in
@@ -43,7 +43,8 @@ check "every object the hostile program made is gone" \
 seed=${SROCE_ARG_SEED:-1}
 ops=${SROCE_ARG_OPS:-$(scaled 3000)}
 diag "fuzz-verbs: seed $seed, $ops operations per thread, 2 threads"
-run_tap fuzz-verbs "$SROCE_SRC/build/tests/sroce_fuzz_verbs" -d sroce0 \
+RUN_TAP_TIMEOUT=$((300 + ops / 20)) \
+	run_tap fuzz-verbs "$SROCE_SRC/build/tests/sroce_fuzz_verbs" -d sroce0 \
 	-s "$seed" -n "$ops" -t 2
 check "every object the fuzzer made is gone" \
 	wait_for 10 output_is "$before" objects

@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# vms: 1
+# timeout: 600
+#
+# The wire fuzzer's smoke run: tools/fuzz/fuzz-wire with a fixed seed and
+# a small packet count (a couple of minutes under emulation) against
+# build/tests/sroce_wire_target, real traffic (ibv_rc_pingpong) beside it
+# on the same device.  fuzz-wire itself checks that the device still works
+# afterwards (a fresh RC transfer, every byte checked; the port ACTIVE; the
+# target's dereg and destroy in time; no dereg blocked meanwhile); then
+# every object is gone and the module unloads clean.
+#
+# The long run, "make fuzz-wire", is tools/fuzz/fuzz-wire-vm.sh: it sets
+# FUZZ_ARGS and FUZZ_TIMEOUT and sources this script.
+. tests/lib/vm.sh
+
+FUZZ_ARGS=${FUZZ_ARGS:--s 1 -n $(scaled 8000)}
+FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-480}
+objects() { cat /sys/kernel/debug/sroce/objects; }
+
+check "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0
+wait_for 10 sroce_gid "$(gid4_tail "$(vm_ip 0)")"
+wait_for 10 sroce_gid "fd77:0000:0000:0000:0000:0000:0000:0001"
+check "a static neighbour for the fake peer 10.77.0.99" \
+	ip neigh add 10.77.0.99 lladdr 52:54:00:77:00:99 dev eth0 nud permanent
+check "a static neighbour for the fake peer fd77::99" \
+	ip -6 neigh add fd77::99 lladdr 52:54:00:77:00:99 dev eth0 nud permanent
+before=$(objects)
+
+# shellcheck disable=SC2086
+timeout -k 10 "$((FUZZ_TIMEOUT * ${SROCE_TIMEOUT_SCALE:-1}))" \
+	python3 "$SROCE_SRC/tools/fuzz/fuzz-wire" $FUZZ_ARGS > /tmp/fuzz-wire.txt 2>&1
+rc=$?
+cp /tmp/fuzz-wire.txt "$SROCE_OUT/fuzz-wire.txt" 2>/dev/null
+# The summary (the whole log is fuzz-wire.txt in the VM's result directory).
+grep -v ' packets, .* steps, .* QPs reset ' /tmp/fuzz-wire.txt | tail -n 80 | sed 's/^/# /'
+ok "$rc" "fuzz-wire $FUZZ_ARGS: the device works after it, the target never hung (rc $rc)"
+check "no target or traffic process is left" \
+	bash -c "! pgrep -x 'sroce_wire_targ|ibv_rc_pingpong|sroce_integrity'"
+check "every object it made is gone" test "$before" = "$(objects)"
+check "rdma link delete sroce0" rdma link delete sroce0
+check "rmmod sroce" rmmod sroce
+check "no leak reported at unload" bash -c "! dmesg | grep -q 'sroce: leak'"
+tap_done

@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# vms: 1
+# timeout: 600
+#
+# Hostile input from the wire: deterministic attacks on sroce's QPs by a
+# fake remote peer, 10.77.0.99 (a static neighbour on eth0, no host behind
+# it).  build/tests/sroce_wire_target is the victim (RC, UC and UD QPs, an
+# MR); tools/fuzz/wire-regress crafts the packets (tools/fuzz/roce_packet.py)
+# and sends them through lo, reading sroce's answers on eth0.  Each scenario
+# runs its own target:
+#   icrc        roce_packet's ICRC is the kernel's (IPv4, IPv6); a wrong
+#               one is dropped and counted
+#   ud          UD receives over IPv4 and IPv6, a wrong Q_Key is dropped
+#   spoof       RC/UC requests and RC ACK/NAKs from an address that is not
+#               the peer are not executed and do not kill the QP
+#   pkey        a P_Key outside the default partition is dropped
+#   dereg       WRITE_FIRST then silence: dereg and destroy return at once,
+#               the rest of the WRITE does not reach the memory
+#   rnr         WRITE_ONLY_IMM without a receive: RNR NAK, the retry of the
+#               same PSN completes
+#   uc_resync   a UC message that lost a packet is dropped, its receive WQE
+#               takes the next message
+#   flush       an RC QP sent to Error mid-SEND still completes every receive
+#   roce_trace  tools/roce-trace decodes every AETH syndrome
+#   cli         roce_packet.py's command line sends a WRITE, shows the ACK
+. tests/lib/vm.sh
+
+REGRESS="$SROCE_SRC/tools/fuzz/wire-regress"
+objects() { cat /sys/kernel/debug/sroce/objects; }
+
+# scenario NAME: run one scenario, its TAP lines become ours.
+scenario() {
+	local rc line
+	timeout -k 5 "$(( 150 * ${SROCE_TIMEOUT_SCALE:-1} ))" \
+		python3 "$REGRESS" "$1" > "/tmp/wire-$1.out" 2>&1
+	rc=$?
+	while IFS= read -r line; do
+		case "$line" in
+		"ok - "*)     ok 0 "${line#ok - }" ;;
+		"not ok - "*) ok 1 "${line#not ok - }" ;;
+		"#"*)         echo "$line" ;;
+		*)            diag "$1: $line" ;;
+		esac
+	done < "/tmp/wire-$1.out"
+	# 0: all passed, 1: a check failed (reported above); else it died.
+	[ "$rc" -le 1 ] || ok 1 "$1: scenario ran to the end (rc $rc)"
+}
+
+check "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0
+wait_for 10 sroce_gid "$(gid4_tail "$(vm_ip 0)")"
+wait_for 10 sroce_gid "fd77:0000:0000:0000:0000:0000:0000:0001"
+check "a static neighbour for the fake peer 10.77.0.99" \
+	ip neigh add 10.77.0.99 lladdr 52:54:00:77:00:99 dev eth0 nud permanent
+check "a static neighbour for the fake peer fd77::99" \
+	ip -6 neigh add fd77::99 lladdr 52:54:00:77:00:99 dev eth0 nud permanent
+before=$(objects)
+
+for s in icrc ud spoof pkey dereg rnr uc_resync flush roce_trace cli; do
+	scenario "$s"
+done
+
+rdma statistic show link sroce0/1 | tr -s ' ' '\n' | paste -d= - - | tr '\n' ' ' | sed 's/^/# /'
+echo
+check "no target process is left" bash -c "! pgrep -x sroce_wire_targ"
+check "every object the targets made is gone" wait_for 30 output_is "$before" objects
+check "rdma link delete sroce0" rdma link delete sroce0
+check "rmmod sroce" rmmod sroce
+check "no leak reported at unload" bash -c "! dmesg | grep -q 'sroce: leak'"
+tap_done
