@@ -76,7 +76,7 @@ enum ib_wc_status sroce_local_op(struct sroce_qp *qp,
 	mr = wqe->reg_mr;
 	/* IBA 10.6.3.6: only a free MR of our PD, keeping its index. */
 	if (mr->kind != SROCE_MR_FRWR || mr->ibmr.pd != qp->ibqp.pd ||
-	    (wqe->reg_key & ~0xffU) != (mr->ibmr.lkey & ~0xffU))
+	    (wqe->reg_key & ~0xffU) != (READ_ONCE(mr->ibmr.lkey) & ~0xffU))
 		return IB_WC_MW_BIND_ERR;
 	if ((wqe->reg_access & (IB_ACCESS_REMOTE_WRITE |
 				IB_ACCESS_REMOTE_ATOMIC)) &&
@@ -89,8 +89,9 @@ enum ib_wc_status sroce_local_op(struct sroce_qp *qp,
 		return IB_WC_MW_BIND_ERR;
 	}
 	mr->access = wqe->reg_access;
-	mr->ibmr.lkey = wqe->reg_key;
-	mr->ibmr.rkey = wqe->reg_key;
+	/* Read without the lock by lookups (sroce_mr_get()). */
+	WRITE_ONCE(mr->ibmr.lkey, wqe->reg_key);
+	WRITE_ONCE(mr->ibmr.rkey, wqe->reg_key);
 	mr->valid = true;
 	spin_unlock_irqrestore(&mr->lock, flags);
 	return IB_WC_SUCCESS;
@@ -121,7 +122,11 @@ enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key)
 		 * them when it sees the invalidation complete).
 		 */
 		spin_lock_irqsave(&mr->lock, flags);
-		mr->valid = false;
+		/* The key again, under the lock: a REG_MR may have changed it. */
+		if (mr->ibmr.rkey == key || mr->ibmr.lkey == key)
+			mr->valid = false;
+		else
+			status = IB_WC_MW_BIND_ERR;
 		spin_unlock_irqrestore(&mr->lock, flags);
 	}
 	sroce_mr_put(mr);
@@ -233,7 +238,7 @@ static void sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 		struct sroce_send_wqe *wqe;
 		u32 last;
 
-		if (idx == qp->sq.tail)
+		if (idx == READ_ONCE(qp->sq.tail))
 			break;
 		wqe = sroce_sq_wqe(qp, idx);
 		if (wqe->state == SROCE_WQE_DONE)
@@ -290,7 +295,7 @@ static struct sroce_send_wqe *sroce_comp_wqe(struct sroce_qp *qp, u32 psn)
 	for (idx = qp->sq.head; idx != qp->req.idx + 1; idx++) {
 		struct sroce_send_wqe *wqe;
 
-		if (idx == qp->sq.tail)
+		if (idx == READ_ONCE(qp->sq.tail))
 			break;
 		wqe = sroce_sq_wqe(qp, idx);
 		if (wqe->state != SROCE_WQE_PENDING)

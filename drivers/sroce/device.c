@@ -175,7 +175,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	 * Every object is destroyed; MRs freed by their last holder may still
 	 * be queued, and their umem release needs this device.
 	 */
-	flush_workqueue(sroce_wq);
+	flush_workqueue(sroce_free_wq);
 	/* Every QP left its groups when it was destroyed. */
 	WARN_ON(!list_empty(&sdev->mcg_list));
 	sroce_pool_destroy(&sdev->qp_pool);

@@ -236,6 +236,7 @@ static void sroce_check_leaks(void)
 }
 
 struct workqueue_struct *sroce_wq;
+struct workqueue_struct *sroce_free_wq;
 
 static int __init sroce_init(void)
 {
@@ -245,9 +246,18 @@ static int __init sroce_init(void)
 	sroce_wq = alloc_workqueue("sroce", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!sroce_wq)
 		return -ENOMEM;
+	/*
+	 * MRs freed by their last holder: a queue of its own, which device
+	 * removal flushes (sroce_wq can be busy for as long as traffic runs).
+	 */
+	sroce_free_wq = alloc_workqueue("sroce_free", WQ_UNBOUND, 0);
+	if (!sroce_free_wq) {
+		err = -ENOMEM;
+		goto err_wq;
+	}
 	err = sroce_net_init();
 	if (err)
-		goto err_wq;
+		goto err_free_wq;
 	err = register_netdevice_notifier(&sroce_netdev_nb);
 	if (err)
 		goto err_net;
@@ -262,6 +272,8 @@ static int __init sroce_init(void)
 
 err_net:
 	sroce_net_exit();
+err_free_wq:
+	destroy_workqueue(sroce_free_wq);
 err_wq:
 	destroy_workqueue(sroce_wq);
 	return err;
@@ -278,6 +290,7 @@ static void __exit sroce_exit(void)
 	/* No device, so no QP: nothing queues work or finds the sockets. */
 	sroce_net_exit();
 	destroy_workqueue(sroce_wq);
+	destroy_workqueue(sroce_free_wq);
 	sroce_check_leaks();
 	pr_info("sroce: unloaded\n");
 }

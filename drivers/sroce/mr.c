@@ -25,7 +25,7 @@ static void sroce_mr_release(struct sroce_pool_elem *elem)
 {
 	struct sroce_mr *mr = container_of(elem, struct sroce_mr, elem);
 
-	queue_work(sroce_wq, &mr->free_work);
+	queue_work(sroce_free_wq, &mr->free_work);
 }
 
 /*

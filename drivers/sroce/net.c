@@ -390,6 +390,13 @@ static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
 	pkt.hdr = (u8 *)(uh + 1);
 	if (sroce_parse(&pkt, len))
 		goto bad_hdr;
+
+	if (sroce_icrc(skb_network_header(skb), ipv4, pkt.hdr,
+		       len - SROCE_ICRC_LEN) !=
+	    get_unaligned_le32(pkt.hdr + len - SROCE_ICRC_LEN)) {
+		sroce_count(sdev, SROCE_CNT_RX_BAD_ICRC);
+		goto drop;
+	}
 	/*
 	 * IBA 9.6.1.1: the P_Key must match one of the port's: ours is the
 	 * default partition only (full member), so a packet of the default
@@ -398,12 +405,6 @@ static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
 	if ((be16_to_cpu(pkt.bth->pkey) & IB_DEFAULT_PKEY_PARTIAL) !=
 	    IB_DEFAULT_PKEY_PARTIAL) {
 		sroce_count(sdev, SROCE_CNT_RX_BAD_PKEY);
-		goto drop;
-	}
-	if (sroce_icrc(skb_network_header(skb), ipv4, pkt.hdr,
-		       len - SROCE_ICRC_LEN) !=
-	    get_unaligned_le32(pkt.hdr + len - SROCE_ICRC_LEN)) {
-		sroce_count(sdev, SROCE_CNT_RX_BAD_ICRC);
 		goto drop;
 	}
 	trace_sroce_rcv(sdev, &pkt);
@@ -475,12 +476,20 @@ static int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	return 0;
 }
 
+/* Looped-back packets handled per run of the work item, at most. */
+#define SROCE_LOOP_BUDGET	256
+
 static void sroce_loop_work_fn(struct work_struct *work)
 {
 	struct sk_buff *skb;
 	int n = 0;
 
-	while ((skb = skb_dequeue(&sroce_loop_q))) {
+	/*
+	 * Bounded: every packet handled may queue new ones (ACKs, the next
+	 * requests), so one run could last as long as the traffic; the work
+	 * item queues itself again instead, and flushes of sroce_wq end.
+	 */
+	while (n < SROCE_LOOP_BUDGET && (skb = skb_dequeue(&sroce_loop_q))) {
 		bool ipv4 = ip_hdr(skb)->version == 4;
 		struct sroce_dev *sdev;
 
@@ -498,6 +507,8 @@ static void sroce_loop_work_fn(struct work_struct *work)
 		if (++n % 64 == 0)
 			cond_resched();
 	}
+	if (!skb_queue_empty(&sroce_loop_q))
+		queue_work(sroce_wq, &sroce_loop_work);
 }
 
 static struct socket *sroce_sock_create(bool ipv6)

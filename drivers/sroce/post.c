@@ -91,13 +91,17 @@ void sroce_qp_flush(struct sroce_qp *qp)
 	q = &qp->rq;
 	if (!q->buf)
 		return;
+	/* As for the SQ: post_recv queues behind this or flushes itself. */
 	spin_lock_irqsave(&q->lock, flags);
-	while (q->head != q->tail) {
-		struct sroce_recv_wqe *wqe = sroce_queue_slot(q, q->head);
+	tail = q->tail;
+	spin_unlock_irqrestore(&q->lock, flags);
+	for (head = q->head; head != tail; head++) {
+		struct sroce_recv_wqe *wqe = sroce_queue_slot(q, head);
 
 		sroce_flush_wr(qp, qp->ibqp.recv_cq, wqe->wr_id, true);
-		q->head++;
 	}
+	spin_lock_irqsave(&q->lock, flags);
+	q->head = tail;
 	spin_unlock_irqrestore(&q->lock, flags);
 }
 
@@ -139,22 +143,68 @@ int sroce_queue_post_recv(struct sroce_queue *q, const struct ib_recv_wr *wr,
 	return err;
 }
 
+/**
+ * sroce_post_recv - post receive WRs to a QP's own RQ
+ * @ibqp: the QP
+ * @wr: the first WR
+ * @bad_wr: set to the first WR not queued
+ *
+ * The state is decided under rq.lock, against a reset that empties the RQ
+ * and a flush that snapshots it under the same lock: a WR is refused in
+ * RESET (IBA 10.8.2), completes flushed at once in Error when nothing
+ * older is left to flush, or else queues behind what a flush completes
+ * and the engine flushes it in order.
+ *
+ * Return: 0, -EINVAL (no RQ of its own, RESET, too many SGEs) or -ENOMEM.
+ */
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
-	/* Pairs with modify_qp's release: the attributes are visible. */
-	enum ib_qp_state state = smp_load_acquire(&qp->state);
+	struct sroce_queue *q = &qp->rq;
+	bool flush_later = false;
+	unsigned long flags;
+	int err = 0;
 
-	/* No RQ of its own (SRQ) or RESET: IBA 10.8.2, an immediate error. */
-	if (!qp->rq.buf || state == IB_QPS_RESET) {
+	if (!q->buf) {		/* an SRQ's QP: IBA 10.8.2, an immediate error */
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	if (state == IB_QPS_ERR) {
-		for (; wr; wr = wr->next)
+	for (; wr; wr = wr->next) {
+		enum ib_qp_state state;
+		bool flush = false;
+
+		if (wr->num_sge > q->max_sge) {
+			err = -EINVAL;
+			break;
+		}
+		spin_lock_irqsave(&q->lock, flags);
+		state = READ_ONCE(qp->state);
+		if (state == IB_QPS_RESET) {
+			err = -EINVAL;
+		} else if (state == IB_QPS_ERR && q->head == q->tail) {
+			flush = true;
+		} else if (sroce_queue_full(q)) {
+			err = -ENOMEM;
+		} else {
+			struct sroce_recv_wqe *wqe = sroce_queue_slot(q, q->tail);
+
+			wqe->wr_id = wr->wr_id;
+			wqe->num_sge = wr->num_sge;
+			memcpy(wqe->sge, wr->sg_list,
+			       wr->num_sge * sizeof(*wr->sg_list));
+			q->tail++;
+			flush_later |= state == IB_QPS_ERR;
+		}
+		spin_unlock_irqrestore(&q->lock, flags);
+		if (err)
+			break;
+		if (flush)
 			sroce_flush_wr(qp, ibqp->recv_cq, wr->wr_id, true);
-		return 0;
 	}
-	return sroce_queue_post_recv(&qp->rq, wr, bad_wr);
+	if (err)
+		*bad_wr = wr;
+	if (flush_later)
+		sroce_qp_kick(qp);
+	return err;
 }

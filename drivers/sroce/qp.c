@@ -31,9 +31,10 @@ static int sroce_qp_alloc_queues(struct sroce_qp *qp,
 	u32 sge, stride;
 	int err;
 
-	/* The WQE, its SGEs, then its own area for inline data. */
-	stride = struct_size_t(struct sroce_send_wqe, sge, cap->max_send_sge) +
-		 cap->max_inline_data;
+	/* The WQE, its SGEs, then its own area for inline data (aligned). */
+	stride = ALIGN(struct_size_t(struct sroce_send_wqe, sge,
+				     cap->max_send_sge) +
+		       cap->max_inline_data, 8);
 	err = sroce_queue_init(&qp->sq, max_t(u32, cap->max_send_wr, 1),
 			       stride, cap->max_send_sge);
 	if (err)

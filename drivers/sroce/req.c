@@ -274,13 +274,24 @@ static bool sroce_req_start(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 {
 	u32 i;
 
+	/* IBA 10.8.3.3: a fenced WQE waits for the reads and atomics before. */
+	if ((wqe->send_flags & IB_SEND_FENCE) && qp->req.rd_inflight)
+		return false;
+	/*
+	 * Local invalidate fence (IBA 10.6.5.1, as rdma_rxe): a LOCAL_INV
+	 * waits until every WQE before it has completed, so none of them can
+	 * still use the MR (a retransmission gathers from it again).
+	 */
+	if (wqe->opcode == IB_WR_LOCAL_INV && qp->sq.head != qp->req.idx) {
+		sroce_comp_run(qp);	/* the finished ones complete now */
+		if (qp->sq.head != qp->req.idx)
+			return false;
+	}
 	if (sroce_wqe_is_local(wqe)) {
 		wqe->status = sroce_local_op(qp, wqe);
 		wqe->state = SROCE_WQE_DONE;
 		return true;
 	}
-	if ((wqe->send_flags & IB_SEND_FENCE) && qp->req.rd_inflight)
-		return false;
 	for (i = 0; i < wqe->num_sge; i++) {
 		if (!(wqe->send_flags & IB_SEND_INLINE) &&
 		    wqe->sge[i].length && !wqe->sge[i].mr) {
@@ -301,6 +312,14 @@ static bool sroce_req_start(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	wqe->state = SROCE_WQE_PENDING;
 	qp->req.offset = 0;
 	return true;
+}
+
+/* Nothing at or after req.idx starts any more (a WQE before failed). */
+static void sroce_req_halt(struct sroce_qp *qp)
+{
+	qp->req.halt = true;
+	qp->req.halt_at = qp->req.idx;
+	qp->req.offset = 0;
 }
 
 /**
@@ -329,6 +348,13 @@ bool sroce_req_run(struct sroce_qp *qp, int budget)
 		/* Pairs with post_send's release: the WQE is complete. */
 		if (req->idx == smp_load_acquire(&qp->sq.tail))
 			break;
+		/*
+		 * After a WQE that failed locally nothing later starts: the QP
+		 * enters Error when it completes (IBA 10.3.1); the WQEs before
+		 * it may still be resent.
+		 */
+		if (req->halt && req->idx == req->halt_at)
+			break;
 		wqe = sroce_sq_wqe(qp, req->idx);
 		if (wqe->state == SROCE_WQE_POSTED) {
 			/* IBA 11.6.3.1: an SQD QP starts no new WQE. */
@@ -339,6 +365,8 @@ bool sroce_req_run(struct sroce_qp *qp, int budget)
 		}
 		if (wqe->state == SROCE_WQE_DONE) {
 			req->idx++;
+			if (wqe->status != IB_WC_SUCCESS)
+				sroce_req_halt(qp);
 			completed = true;
 			continue;
 		}
@@ -354,6 +382,7 @@ bool sroce_req_run(struct sroce_qp *qp, int budget)
 			wqe->status = IB_WC_LOC_PROT_ERR;
 			wqe->state = SROCE_WQE_DONE;
 			req->idx++;
+			sroce_req_halt(qp);
 			completed = true;
 			break;
 		}
@@ -387,7 +416,7 @@ void sroce_req_rewind(struct sroce_qp *qp)
 	for (idx = qp->sq.head; idx != req->idx + 1; idx++) {
 		struct sroce_send_wqe *wqe;
 
-		if (idx == qp->sq.tail)
+		if (idx == READ_ONCE(qp->sq.tail))
 			break;
 		wqe = sroce_sq_wqe(qp, idx);
 		if (wqe->state != SROCE_WQE_PENDING)
@@ -434,9 +463,13 @@ void sroce_tx_work(struct work_struct *work)
 	bool more;
 
 	spin_lock_bh(&qp->lock);
+	/* WRs posted while a flush ran are flushed here, in order. */
+	if (qp->state == IB_QPS_ERR)
+		sroce_qp_flush(qp);
 	more = sroce_resp_tx(qp, SROCE_REQ_BUDGET);
 	more |= sroce_req_run(qp, SROCE_REQ_BUDGET);
 	spin_unlock_bh(&qp->lock);
+	sroce_qp_deliver_events(qp);
 	if (more)
 		sroce_qp_kick(qp);
 }
@@ -629,6 +662,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	/* Pairs with modify_qp's release: the attributes are visible. */
 	enum ib_qp_state state = smp_load_acquire(&qp->state);
 	u8 inl[SROCE_MAX_INLINE];
+	bool flush_later = false;
 	unsigned long flags;
 	int err = 0;
 
@@ -636,11 +670,6 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (state < IB_QPS_RTS) {
 		*bad_wr = wr;
 		return -EINVAL;
-	}
-	if (state == IB_QPS_ERR) {
-		for (; wr; wr = wr->next)
-			sroce_flush_wr(qp, ibqp->send_cq, wr->wr_id, false);
-		return 0;
 	}
 	for (; wr; wr = wr->next) {
 		bool flush = false;
@@ -665,16 +694,22 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		state = READ_ONCE(qp->state);
 		if (state < IB_QPS_RTS) {
 			err = -EINVAL;
-		} else if (state == IB_QPS_ERR) {
-			flush = true;
+		} else if (state == IB_QPS_ERR && qp->sq.head == qp->sq.tail) {
+			flush = true;	/* nothing older to complete first */
 		} else if (qp->sq.tail - qp->sq.head == qp->sq.size) {
 			err = -ENOMEM;
 		} else {
+			/*
+			 * In Error behind WQEs a flush is completing: queued,
+			 * the engine flushes it after them (in order).
+			 */
 			err = sroce_wqe_fill(qp, sroce_sq_wqe(qp, qp->sq.tail),
 					     wr, inl, inl_len);
 			if (!err)	/* the requester reads the slot after */
 				smp_store_release(&qp->sq.tail,
 						  qp->sq.tail + 1);
+			if (!err && state == IB_QPS_ERR)
+				flush_later = true;
 		}
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
 		if (err)
@@ -685,6 +720,10 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	if (err)
 		*bad_wr = wr;
+	if (flush_later) {
+		sroce_qp_kick(qp);
+		return err;
+	}
 
 	/*
 	 * Run the requester here when we can: not from interrupts.  A user
@@ -700,6 +739,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		spin_lock_bh(&qp->lock);
 		more = sroce_req_run(qp, SROCE_REQ_BUDGET);
 		spin_unlock_bh(&qp->lock);
+		sroce_qp_deliver_events(qp);
 		if (more)
 			sroce_qp_kick(qp);
 	} else if (in_task() && !irqs_disabled() &&

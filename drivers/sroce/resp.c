@@ -565,13 +565,12 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	return;
 
 access:
+	/* UC (IBA 9.8.3.1, as rdma_rxe): the message is dropped, not the QP. */
 	sroce_resp_drop_write(qp);
 	resp->cur = 0;
 	pkt->failed = true;
 	if (rc)
 		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_REM_ACCESS);
-	else
-		sroce_qp_error(qp);
 	return;
 inv_req:
 	sroce_resp_drop_write(qp);

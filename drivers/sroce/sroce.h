@@ -433,6 +433,8 @@ struct sroce_srq {
  * @offset: bytes of WQE @idx already sent
  * @noack: packets sent since the last one that asked for an ACK
  * @rd_inflight: reads and atomics sent and not yet answered
+ * @halt: a WQE failed locally: nothing from @halt_at on starts
+ * @halt_at: the SQ index after the failed WQE
  */
 struct sroce_req {
 	u32 idx;
@@ -440,6 +442,8 @@ struct sroce_req {
 	u32 offset;
 	u32 noack;
 	u32 rd_inflight;
+	bool halt;
+	u32 halt_at;
 };
 
 /**
@@ -648,6 +652,7 @@ static inline bool sroce_pkt_from_peer(const struct sroce_qp *qp,
 #define SROCE_PSN_WINDOW	0x400000	/* an int: compared with PSN diffs */
 
 extern struct workqueue_struct *sroce_wq;
+extern struct workqueue_struct *sroce_free_wq;	/* MR frees (mr.c) */
 
 static inline void sroce_count(struct sroce_dev *sdev, enum sroce_counter c)
 {
@@ -733,7 +738,8 @@ static inline struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
 	if (!elem)
 		return NULL;
 	mr = container_of(elem, struct sroce_mr, elem);
-	if (mr->ibmr.lkey != key && mr->ibmr.rkey != key) {
+	/* REG_MR changes the keys under mr->lock; checked again there. */
+	if (READ_ONCE(mr->ibmr.lkey) != key && READ_ONCE(mr->ibmr.rkey) != key) {
 		sroce_pool_elem_put(elem);
 		return NULL;
 	}

@@ -810,6 +810,73 @@ sroce_test_inv_race(struct sroce_test *t, struct ib_qp *qa, struct ib_qp *qb,
 }
 
 /*
+ * Local invalidate fence (IBA 10.6.5.1): an RDMA READ into an FRWR MR,
+ * then at once LOCAL_INV of that MR on the same QP.  The invalidation must
+ * wait until the READ has completed, so the READ lands whole and
+ * succeeds, then the LOCAL_INV completes.
+ */
+static noinline_for_stack void
+sroce_test_lif(struct sroce_test *t, struct ib_pd *pd, struct ib_qp *qa,
+	       struct ib_qp *qb, struct ib_cq *cqa, struct ib_cq *cqb,
+	       struct ib_mr *mr, u8 *a, u8 *b, u64 da, int sgid_index)
+{
+	struct ib_sge sge = { .length = SROCE_TEST_DATA };
+	struct ib_send_wr inv = { .opcode = IB_WR_LOCAL_INV, .wr_id = 2,
+				  .send_flags = IB_SEND_SIGNALED };
+	struct ib_rdma_wr rd = {
+		.wr = { .opcode = IB_WR_RDMA_READ, .wr_id = 1, .sg_list = &sge,
+			.num_sge = 1, .send_flags = IB_SEND_SIGNALED,
+			.next = &inv },
+	};
+	struct ib_reg_wr reg = { .wr = { .opcode = IB_WR_REG_MR } };
+	struct ib_wc wc1 = {}, wc2 = {}, wc = {};
+	const struct ib_send_wr *bad;
+	struct ib_mr *src = NULL;
+	struct scatterlist sg;
+	int err;
+
+	/* The source: A's buffer, registered for remote reads on A's side. */
+	src = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, SROCE_TEST_DATA / PAGE_SIZE);
+	if (IS_ERR(src)) {
+		sroce_test_ptr(t, src, "local invalidate fence: ib_alloc_mr");
+		return;
+	}
+	sg_init_one(&sg, a, SROCE_TEST_DATA);
+	sg_dma_address(&sg) = da;
+	sg_dma_len(&sg) = SROCE_TEST_DATA;
+	err = sroce_test_reconnect(t, qa, qb, cqa, cqb, sgid_index, 7);
+	if (!err && ib_map_mr_sg(src, &sg, 1, NULL, PAGE_SIZE) != 1)
+		err = -EINVAL;
+	reg.mr = src;
+	reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ;
+	reg.key = src->rkey;
+	err = err ?: sroce_test_send(qa, cqa, &reg.wr, &wc);
+	/* The sink: B's buffer (@mr, invalid now), for local writes. */
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey) & 0xff);
+	reg.mr = mr;
+	reg.access = IB_ACCESS_LOCAL_WRITE;
+	reg.key = mr->rkey;
+	err = err ?: sroce_test_send(qb, cqb, &reg.wr, &wc);
+
+	sroce_test_fill(a, SROCE_TEST_DATA, 0x33);
+	memset(b, 0, SROCE_TEST_DATA);
+	sge.addr = mr->iova;
+	sge.lkey = mr->lkey;
+	rd.remote_addr = src->iova;
+	rd.rkey = src->rkey;
+	inv.ex.invalidate_rkey = mr->lkey;
+	err = err ?: ib_post_send(qb, &rd.wr, &bad);
+	err = err ?: sroce_test_poll(cqb, &wc1);
+	err = err ?: sroce_test_poll(cqb, &wc2);
+	sroce_test_ok(t, !err && wc1.wr_id == 1 && wc1.status == IB_WC_SUCCESS &&
+		      wc2.wr_id == 2 && wc2.status == IB_WC_SUCCESS &&
+		      sroce_test_same(b, SROCE_TEST_DATA, 0x33),
+		      "local invalidate fence: a READ into an MR, then LOCAL_INV of it: the READ lands whole (%d, status %d then %d)",
+		      err, wc1.status, wc2.status);
+	ib_dereg_mr(src);
+}
+
+/*
  * The data path from kernel space, two RC QPs of one device talking over
  * loopback: SEND into two SGEs, fast registration (IB_WR_REG_MR) of the
  * target, RDMA WRITE, RDMA READ, both atomics, then a bad rkey: remote
@@ -991,6 +1058,7 @@ sroce_test_data(struct sroce_test *t, struct ib_pd *pd,
 			  sgid_index);
 	sroce_test_inv_race(t, qa, qb, cqa, cqb, mr, a, b, da, lkey,
 			    sgid_index);
+	sroce_test_lif(t, pd, qa, qb, cqa, cqb, mr, a, b, da, sgid_index);
 out:
 	if (mr)
 		ib_dereg_mr(mr);

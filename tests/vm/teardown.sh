@@ -53,11 +53,14 @@ traffic() {
 	wait_for 120 moving
 }
 
-# stop: both perftest processes gone (SIGKILL), within 30 s.
+# stop: both perftest processes gone (SIGKILL), within 30 s.  The
+# processes themselves: $srv and $cli are their timeout wrappers, and
+# killing a wrapper leaves its child running.
 stop() {
 	local rc
+	pkill -9 -x ib_write_bw
 	kill -9 "$srv" "$cli" 2>/dev/null
-	wait_for 30 bash -c "! kill -0 $srv 2>/dev/null && ! kill -0 $cli 2>/dev/null"
+	wait_for 30 not pgrep -x ib_write_bw
 	rc=$?
 	wait "$srv" "$cli" 2>/dev/null
 	return "$rc"
@@ -132,7 +135,8 @@ for ((c = 1; c <= cycles; c++)); do
 	check "$c: NVMe-oF I/O flows" wait_for 120 moving
 	check "$c: rdma link delete under NVMe-oF I/O ends within 120 s" \
 		timeout 120 rdma link delete sroce0
-	check "$c: fio ends (its I/O fails)" wait_for 180 bash -c "! kill -0 $fio 2>/dev/null"
+	check "$c: fio ends (its I/O fails)" wait_for 180 not pgrep -x fio
+	pkill -9 -x fio
 	kill -9 "$fio" 2>/dev/null
 	wait "$fio" 2>/dev/null
 	nvme disconnect -n "$NQN" > /dev/null 2>&1
