@@ -68,6 +68,33 @@ wait_for() {
 	done
 }
 
+# relay_tap PREFIX FILE: the TAP lines of a program's output (FILE) become
+# this script's, prefixed; its other lines become diagnostics.
+relay_tap() {
+	local line
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*)     ok 0 "$1: ${line#ok * - }" ;;
+		"not ok "*) ok 1 "$1: ${line#not ok * - }" ;;
+		"1.."*)     ;;
+		*)          diag "$1: $line" ;;
+		esac
+	done < "$2"
+}
+
+# fake_peer_up: sroce0 on eth0 with its GIDs, and static neighbours for
+# the fictitious peer the wire tests play (10.77.0.99, fd77::99: no host
+# behind them).
+fake_peer_up() {
+	check "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0
+	wait_for 10 sroce_gid "$(gid4_tail "$(vm_ip 0)")"
+	wait_for 10 sroce_gid "fd77:0000:0000:0000:0000:0000:0000:0001"
+	check "a static neighbour for the fake peer 10.77.0.99" \
+		ip neigh add 10.77.0.99 lladdr 52:54:00:77:00:99 dev eth0 nud permanent
+	check "a static neighbour for the fake peer fd77::99" \
+		ip -6 neigh add fd77::99 lladdr 52:54:00:77:00:99 dev eth0 nud permanent
+}
+
 # output_is VALUE CMD...: CMD prints VALUE.  For wait_for, which must run
 # CMD on every poll: "wait_for 9 test X = $(cmd)" would expand $(cmd)
 # once, before the first poll.

@@ -19,13 +19,7 @@ FUZZ_ARGS=${FUZZ_ARGS:--s 1 -n $(scaled 8000)}
 FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-480}
 objects() { cat /sys/kernel/debug/sroce/objects; }
 
-check "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0
-wait_for 10 sroce_gid "$(gid4_tail "$(vm_ip 0)")"
-wait_for 10 sroce_gid "fd77:0000:0000:0000:0000:0000:0000:0001"
-check "a static neighbour for the fake peer 10.77.0.99" \
-	ip neigh add 10.77.0.99 lladdr 52:54:00:77:00:99 dev eth0 nud permanent
-check "a static neighbour for the fake peer fd77::99" \
-	ip -6 neigh add fd77::99 lladdr 52:54:00:77:00:99 dev eth0 nud permanent
+fake_peer_up
 before=$(objects)
 
 # shellcheck disable=SC2086

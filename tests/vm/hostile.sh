@@ -16,18 +16,11 @@ objects() { cat /sys/kernel/debug/sroce/objects; }
 
 # run_tap NAME PROGRAM ARGS...: PROGRAM's TAP lines become ours.
 run_tap() {
-	local name=$1 rc line
+	local name=$1 rc
 	shift
 	timeout "${RUN_TAP_TIMEOUT:-300}" "$@" > "/tmp/$name.tap" 2> "/tmp/$name.err"
 	rc=$?
-	while IFS= read -r line; do
-		case "$line" in
-		"ok "*)     ok 0 "$name: ${line#ok * - }" ;;
-		"not ok "*) ok 1 "$name: ${line#not ok * - }" ;;
-		"1.."*)     ;;
-		*)          diag "$name: $line" ;;
-		esac
-	done < "/tmp/$name.tap"
+	relay_tap "$name" "/tmp/$name.tap"
 	tail -n 5 "/tmp/$name.err" | sed "s/^/# $name stderr: /"
 	ok "$rc" "$name exits 0 (rc $rc)"
 }

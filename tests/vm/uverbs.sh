@@ -29,14 +29,7 @@ check "ibv_devinfo: device limits" bash -c \
 before=$(objects)
 timeout 60 "$SROCE_SRC/build/tests/sroce_objects" sroce0 > /tmp/objects.tap 2>&1
 rc=$?
-while IFS= read -r line; do
-	case "$line" in
-	"ok "*)     ok 0 "user: ${line#ok * - }" ;;
-	"not ok "*) ok 1 "user: ${line#not ok * - }" ;;
-	"1.."*)     ;;
-	*)          diag "user: $line" ;;
-	esac
-done < /tmp/objects.tap
+relay_tap user /tmp/objects.tap
 ok "$rc" "user-space objects test exits 0"
 check "every object it made is gone" wait_for 30 output_is "$before" objects
 check "rdma link delete sroce0" rdma link delete sroce0

@@ -47,13 +47,7 @@ scenario() {
 	[ "$rc" -le 1 ] || ok 1 "$1: scenario ran to the end (rc $rc)"
 }
 
-check "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0
-wait_for 10 sroce_gid "$(gid4_tail "$(vm_ip 0)")"
-wait_for 10 sroce_gid "fd77:0000:0000:0000:0000:0000:0000:0001"
-check "a static neighbour for the fake peer 10.77.0.99" \
-	ip neigh add 10.77.0.99 lladdr 52:54:00:77:00:99 dev eth0 nud permanent
-check "a static neighbour for the fake peer fd77::99" \
-	ip -6 neigh add fd77::99 lladdr 52:54:00:77:00:99 dev eth0 nud permanent
+fake_peer_up
 before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr uc_resync flush roce_trace cli; do
