@@ -45,6 +45,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		goto err_count;
 	}
 	spin_lock_init(&cq->lock);
+	INIT_LIST_HEAD(&cq->ghosts);
 	cq->size = attr->cqe;
 	ibcq->cqe = attr->cqe;
 
@@ -72,10 +73,14 @@ int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct sroce_dev *sdev = to_sdev(ibcq->device);
 	struct sroce_cq *cq = to_scq(ibcq);
 
+	struct sroce_ghost *g, *next;
+
 	/*
 	 * ib_core refuses while a QP or SRQ still uses the CQ (usecnt), and
 	 * a QP's destroy waited for every completion it was producing.
 	 */
+	list_for_each_entry_safe(g, next, &cq->ghosts, list)
+		kfree(g);
 	kvfree(cq->queue);
 	sroce_uncharge(&sdev->nr_cq);
 	sroce_live_dec(SROCE_OBJ_CQ);
@@ -113,6 +118,69 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	spin_unlock_irq(&cq->lock);
 	kvfree(old);
 	return 0;
+}
+
+/* Does the ring hold a completion of @ibqp?  With cq->lock held. */
+static bool sroce_cq_has(struct sroce_cq *cq, struct ib_qp *ibqp)
+{
+	u32 i;
+
+	for (i = cq->head; i != cq->tail; i = (i + 1) % (cq->size + 1))
+		if (cq->queue[i].qp == ibqp)
+			return true;
+	return false;
+}
+
+/**
+ * sroce_cq_forget_qp - keep a destroyed QP's completions safe to poll
+ * @cq: a send or receive CQ of the QP
+ * @qp: the QP, being destroyed: its engine is stopped, nothing adds to
+ *      @cq for it any more
+ *
+ * The ring keeps struct ib_wc entries, and a CQ outlives the QPs that
+ * share it: after destroy_qp, an entry's wc->qp would point to freed
+ * memory, which uverbs reads (the QP number) when it polls.  Such entries
+ * are pointed at a ghost QP owned by the CQ, with the same QP number and
+ * type, freed with the CQ; without memory for one, they are dropped
+ * instead (the QP is gone: nobody waits for them).
+ */
+void sroce_cq_forget_qp(struct sroce_cq *cq, struct sroce_qp *qp)
+{
+	struct ib_qp *ibqp = &qp->ibqp;
+	struct sroce_ghost *g = NULL;
+	unsigned long flags;
+	u32 i, n;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	n = sroce_cq_has(cq, ibqp);
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (!n)
+		return;
+	g = kzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
+	if (g) {
+		g->ibqp.device = ibqp->device;
+		g->ibqp.qp_num = ibqp->qp_num;
+		g->ibqp.qp_type = ibqp->qp_type;
+	}
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (g) {
+		for (i = cq->head; i != cq->tail; i = (i + 1) % (cq->size + 1))
+			if (cq->queue[i].qp == ibqp)
+				cq->queue[i].qp = &g->ibqp;
+		list_add(&g->list, &cq->ghosts);
+	} else {
+		/* Compact the ring without them, in order. */
+		n = cq->head;
+		for (i = cq->head; i != cq->tail; i = (i + 1) % (cq->size + 1)) {
+			if (cq->queue[i].qp == ibqp)
+				continue;
+			cq->queue[n] = cq->queue[i];
+			n = (n + 1) % (cq->size + 1);
+		}
+		cq->tail = n;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
 /**

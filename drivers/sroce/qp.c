@@ -463,6 +463,11 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		sroce_wqe_release(sroce_queue_slot(&qp->sq, i));
 	sroce_resp_reset(qp);
 	spin_unlock_bh(&qp->lock);
+	/* Its completions still in the CQs must not point to it once freed. */
+	if (ibqp->send_cq)
+		sroce_cq_forget_qp(to_scq(ibqp->send_cq), qp);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+		sroce_cq_forget_qp(to_scq(ibqp->recv_cq), qp);
 	kfree(qp->resp.wqe);
 	sroce_queue_free(&qp->sq);
 	sroce_queue_free(&qp->rq);

@@ -261,6 +261,7 @@ struct sroce_pd {
  *          IB_CQ_NEXT_COMP)
  * @overflow: set once a completion was lost; the CQ is then in error
  *            (IBA 11.4.2.1: CQ overrun is an affiliated asynchronous error)
+ * @ghosts: what the completions of destroyed QPs point to, freed with the CQ
  */
 struct sroce_cq {
 	struct ib_cq ibcq;
@@ -271,6 +272,16 @@ struct sroce_cq {
 	u32 tail;
 	u32 notify;
 	bool overflow;
+	struct list_head ghosts;	/* struct sroce_ghost, for @queue */
+};
+
+/*
+ * What a completion of a destroyed QP points to while it waits in a CQ:
+ * the QP's number and type (sroce_cq_forget_qp()).
+ */
+struct sroce_ghost {
+	struct list_head list;
+	struct ib_qp ibqp;
 };
 
 /**
@@ -782,6 +793,7 @@ int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int sroce_cq_complete(struct sroce_cq *cq, const struct ib_wc *wc,
 		      bool solicited);
+void sroce_cq_forget_qp(struct sroce_cq *cq, struct sroce_qp *qp);
 
 /* qp.c */
 int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,

@@ -204,6 +204,14 @@ static int sroce_test_connect(struct sroce_test *t, struct ib_qp *qp,
 	return sroce_test_connect_rnr(t, qp, dest_qpn, sgid_index, 7);
 }
 
+/*
+ * The first PSN of both ends of the next connection.  A reconnect of the
+ * same QPs starts elsewhere in the PSN space, as peers choose a fresh PSN
+ * per connection: packets of the last one still in flight (a cut-short
+ * WRITE's retransmissions) are then old duplicates, not requests.
+ */
+static u32 sroce_test_psn = 0x123;
+
 static int sroce_test_connect_rnr(struct sroce_test *t, struct ib_qp *qp,
 				  u32 dest_qpn, int sgid_index, u8 rnr_retry)
 {
@@ -224,7 +232,7 @@ static int sroce_test_connect_rnr(struct sroce_test *t, struct ib_qp *qp,
 	a.path_mtu = IB_MTU_1024;
 	a.dest_qp_num = dest_qpn;
 	/* Both ends of these QPs start at the same PSN (peers exchange it). */
-	a.rq_psn = 0x123;
+	a.rq_psn = sroce_test_psn;
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 12;
 	sroce_test_ah_attr(t->dev, &a.ah_attr, sgid_index);
@@ -236,7 +244,7 @@ static int sroce_test_connect_rnr(struct sroce_test *t, struct ib_qp *qp,
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IB_QPS_RTS;
-	a.sq_psn = 0x123;
+	a.sq_psn = sroce_test_psn;
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = rnr_retry;
@@ -389,7 +397,8 @@ static void sroce_test_qp_states(struct sroce_test *t, struct ib_pd *pd,
 			  IB_QP_TIMEOUT | IB_QP_AV, &init);
 	sroce_test_ok(t, !err && a.qp_state == IB_QPS_RTS &&
 		      a.path_mtu == IB_MTU_1024 && a.dest_qp_num == qp->qp_num &&
-		      a.rq_psn == 0x123 && a.sq_psn == 0x123 && a.timeout == 14 &&
+		      a.rq_psn == sroce_test_psn &&
+		      a.sq_psn == sroce_test_psn && a.timeout == 14 &&
 		      rdma_ah_read_grh(&a.ah_attr)->sgid_index == sgid_index,
 		      "query_qp returns what was set (%d)", err);
 
@@ -662,6 +671,7 @@ static int sroce_test_reconnect(struct sroce_test *t, struct ib_qp *qa,
 
 	while (ib_poll_cq(cqa, 1, &wc) > 0 || ib_poll_cq(cqb, 1, &wc) > 0)
 		;
+	sroce_test_psn = (sroce_test_psn + 0x100000) & 0xffffff;
 	return ib_modify_qp(qa, &r, IB_QP_STATE) ?:
 	       ib_modify_qp(qb, &r, IB_QP_STATE) ?:
 	       sroce_test_connect_rnr(t, qa, qb->qp_num, sgid_index,

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,7 @@ int main(int argc, char **argv)
 	void *ev_ctx;
 	char buf[8192];
 	int i, n, err, sgid;
+	uint32_t qpn;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	list = ibv_get_device_list(&n);
@@ -255,7 +257,19 @@ int main(int argc, char **argv)
 	ok(!ibv_create_ah(pd, &aha), "ibv_create_ah with an empty sgid_index fails (%d)",
 	   errno);
 
-	ok(!ibv_destroy_qp(qp), "ibv_destroy_qp");
+	/*
+	 * A completion left in a CQ outlives its QP: polled after the QP is
+	 * destroyed, it still reads right (the kernel once read the freed QP).
+	 */
+	rwr.wr_id = 43;
+	err = ibv_post_recv(qp, &rwr, &bad);
+	qpn = qp->qp_num;
+	ok(!err && !ibv_destroy_qp(qp),
+	   "ibv_destroy_qp with its flushed receive still in the CQ (%d)", err);
+	n = ibv_poll_cq(cq, 1, &wc);
+	ok(n == 1 && wc.wr_id == 43 && wc.status == IBV_WC_WR_FLUSH_ERR &&
+	   wc.qp_num == qpn,
+	   "the destroyed QP's completion polls with its QP number (%d)", n);
 	ok(!ibv_destroy_cq(cq), "ibv_destroy_cq");
 	ok(!ibv_destroy_comp_channel(ch), "ibv_destroy_comp_channel");
 	ok(!ibv_dereg_mr(mr), "ibv_dereg_mr");
