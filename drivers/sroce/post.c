@@ -105,6 +105,18 @@ void sroce_qp_flush(struct sroce_qp *qp)
 	spin_unlock_irqrestore(&q->lock, flags);
 }
 
+/* Queue one receive WR (its SGE count checked), with q->lock held. */
+static void sroce_recv_wqe_put(struct sroce_queue *q,
+			       const struct ib_recv_wr *wr)
+{
+	struct sroce_recv_wqe *wqe = sroce_queue_slot(q, q->tail);
+
+	wqe->wr_id = wr->wr_id;
+	wqe->num_sge = wr->num_sge;
+	memcpy(wqe->sge, wr->sg_list, wr->num_sge * sizeof(*wr->sg_list));
+	q->tail++;
+}
+
 /**
  * sroce_queue_post_recv - post receive WRs to a QP's RQ or to an SRQ
  * @q: the receive queue
@@ -121,8 +133,6 @@ int sroce_queue_post_recv(struct sroce_queue *q, const struct ib_recv_wr *wr,
 
 	spin_lock_irqsave(&q->lock, flags);
 	for (; wr; wr = wr->next) {
-		struct sroce_recv_wqe *wqe;
-
 		if (wr->num_sge > q->max_sge) {
 			err = -EINVAL;
 			break;
@@ -131,11 +141,7 @@ int sroce_queue_post_recv(struct sroce_queue *q, const struct ib_recv_wr *wr,
 			err = -ENOMEM;
 			break;
 		}
-		wqe = sroce_queue_slot(q, q->tail);
-		wqe->wr_id = wr->wr_id;
-		wqe->num_sge = wr->num_sge;
-		memcpy(wqe->sge, wr->sg_list, wr->num_sge * sizeof(*wr->sg_list));
-		q->tail++;
+		sroce_recv_wqe_put(q, wr);
 	}
 	spin_unlock_irqrestore(&q->lock, flags);
 	if (err)
@@ -187,13 +193,7 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		} else if (sroce_queue_full(q)) {
 			err = -ENOMEM;
 		} else {
-			struct sroce_recv_wqe *wqe = sroce_queue_slot(q, q->tail);
-
-			wqe->wr_id = wr->wr_id;
-			wqe->num_sge = wr->num_sge;
-			memcpy(wqe->sge, wr->sg_list,
-			       wr->num_sge * sizeof(*wr->sg_list));
-			q->tail++;
+			sroce_recv_wqe_put(q, wr);
 			flush_later |= state == IB_QPS_ERR;
 		}
 		spin_unlock_irqrestore(&q->lock, flags);

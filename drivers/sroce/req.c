@@ -284,7 +284,8 @@ static bool sroce_req_start(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	 */
 	if (wqe->opcode == IB_WR_LOCAL_INV && qp->sq.head != qp->req.idx) {
 		sroce_comp_run(qp);	/* the finished ones complete now */
-		if (qp->sq.head != qp->req.idx)
+		/* One of them may have failed: the QP is in Error, all flushed. */
+		if (qp->state == IB_QPS_ERR || qp->sq.head != qp->req.idx)
 			return false;
 	}
 	if (sroce_wqe_is_local(wqe)) {
