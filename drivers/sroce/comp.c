@@ -84,7 +84,12 @@ enum ib_wc_status sroce_local_op(struct sroce_qp *qp,
 		return IB_WC_MW_BIND_ERR;
 	/* Against every access of the MR, which checks under this lock. */
 	spin_lock_irqsave(&mr->lock, flags);
-	if (mr->dead) {
+	/*
+	 * A valid MR is not free: it must be invalidated first, as rdma_rxe
+	 * also requires; re-keying it here would let a peer holding the old
+	 * rkey race the new mapping.
+	 */
+	if (mr->dead || mr->valid) {
 		spin_unlock_irqrestore(&mr->lock, flags);
 		return IB_WC_MW_BIND_ERR;
 	}
@@ -234,13 +239,11 @@ static void sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 	u32 idx, next = sroce_psn_add(psn, 1);
 	bool progress = false, lost = false;
 
-	for (idx = qp->sq.head; idx != qp->req.idx + 1; idx++) {
-		struct sroce_send_wqe *wqe;
+	/* Up to the tail: after a retry, WQEs past req.idx were sent too. */
+	for (idx = qp->sq.head; idx != READ_ONCE(qp->sq.tail); idx++) {
+		struct sroce_send_wqe *wqe = sroce_sq_wqe(qp, idx);
 		u32 last;
 
-		if (idx == READ_ONCE(qp->sq.tail))
-			break;
-		wqe = sroce_sq_wqe(qp, idx);
 		if (wqe->state == SROCE_WQE_DONE)
 			continue;
 		if (wqe->state != SROCE_WQE_PENDING)
@@ -292,12 +295,11 @@ static struct sroce_send_wqe *sroce_comp_wqe(struct sroce_qp *qp, u32 psn)
 {
 	u32 idx;
 
-	for (idx = qp->sq.head; idx != qp->req.idx + 1; idx++) {
-		struct sroce_send_wqe *wqe;
+	for (idx = qp->sq.head; idx != READ_ONCE(qp->sq.tail); idx++) {
+		struct sroce_send_wqe *wqe = sroce_sq_wqe(qp, idx);
 
-		if (idx == READ_ONCE(qp->sq.tail))
-			break;
-		wqe = sroce_sq_wqe(qp, idx);
+		if (wqe->state == SROCE_WQE_POSTED)
+			break;		/* not sent: nothing after it was */
 		if (wqe->state != SROCE_WQE_PENDING)
 			continue;
 		if (sroce_psn_diff(psn, wqe->first_psn) >= 0 &&
@@ -448,8 +450,12 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_BAD_SRC);
 		goto out;
 	}
-	/* Nothing we did not send can be acknowledged (IBA 9.7.5.1.3). */
-	if (sroce_psn_diff(pkt->psn, qp->req.psn) >= 0 ||
+	/*
+	 * Nothing we did not send can be acknowledged (IBA 9.7.5.1.3); after
+	 * a retry, req.psn is behind what was sent, and a late response to
+	 * a packet sent before it is still valid.
+	 */
+	if (sroce_psn_diff(pkt->psn, qp->req.high_psn) >= 0 ||
 	    sroce_psn_diff(pkt->psn, qp->comp.psn) < -SROCE_PSN_WINDOW) {
 		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DUP);
 		goto out;
@@ -486,6 +492,7 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	}
 	sroce_comp_data(qp, pkt, wqe);
 run:
+	sroce_req_catch_up(qp);
 	sroce_comp_run(qp);
 	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) {
 		if (sroce_req_run(qp, 16))

@@ -330,6 +330,7 @@ static void sroce_qp_engine_attr(struct sroce_qp *qp, int mask,
 		qp->resp.epsn = qp->attr.rq_psn;
 	if (mask & IB_QP_SQ_PSN) {
 		qp->req.psn = qp->attr.sq_psn;
+		qp->req.high_psn = qp->attr.sq_psn;
 		qp->comp.psn = qp->attr.sq_psn;
 		qp->comp.gap_psn = U32_MAX;
 	}

@@ -250,7 +250,16 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	/* The send may fail; the packet then counts as lost on the wire. */
 	sroce_xmit(sdev, av, qp->src_port, &pkt);
 
+	/*
+	 * Nothing was outstanding: the retry clock starts now, not at the
+	 * last progress of an earlier burst (a timer still pending from it
+	 * would fire early).
+	 */
+	if (qp->comp.psn == req->high_psn)
+		qp->comp.progress = jiffies;
 	req->psn = sroce_psn_add(req->psn, npkts);
+	if (sroce_psn_diff(req->psn, req->high_psn) > 0)
+		req->high_psn = req->psn;
 	req->offset += opcode == SROCE_READ_REQ ? rd_len : paylen;
 	if (sroce_op_info(opcode) & (SROCE_F_READ | SROCE_F_ATOMIC))
 		req->rd_inflight++;
@@ -401,25 +410,25 @@ bool sroce_req_run(struct sroce_qp *qp, int budget)
 	return budget <= 0;
 }
 
-/**
- * sroce_req_rewind - go back to the oldest unacknowledged PSN
- * @qp: the QP, with qp->lock held
- *
- * Go-back-N (IBA 9.7.6.1): the requester resends from comp.psn.  A read
- * resumes where its responses stopped (re-issued for the remaining part).
+/*
+ * Point the requester at comp.psn, the oldest unacknowledged PSN: the
+ * first WQE still waiting for its response, at the packet of comp.psn
+ * (a read at its first missing response).  False if none waits.
  */
-void sroce_req_rewind(struct sroce_qp *qp)
+static bool sroce_req_seek(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 	u32 idx;
 
-	/* Up to the WQE being sent, which may be partly sent. */
-	for (idx = qp->sq.head; idx != req->idx + 1; idx++) {
-		struct sroce_send_wqe *wqe;
+	/*
+	 * Up to the first WQE not started: after a retry the WQEs from
+	 * req.idx on may have been sent already.
+	 */
+	for (idx = qp->sq.head; idx != READ_ONCE(qp->sq.tail); idx++) {
+		struct sroce_send_wqe *wqe = sroce_sq_wqe(qp, idx);
 
-		if (idx == READ_ONCE(qp->sq.tail))
+		if (wqe->state == SROCE_WQE_POSTED)
 			break;
-		wqe = sroce_sq_wqe(qp, idx);
 		if (wqe->state != SROCE_WQE_PENDING)
 			continue;
 		req->idx = idx;
@@ -439,15 +448,56 @@ void sroce_req_rewind(struct sroce_qp *qp)
 		}
 		req->noack = 0;
 		/*
-		 * Every read or atomic still pending is at or after the
-		 * rewind point: all are asked again (the responder drops
-		 * its answers to the old ones, resp.c).
+		 * Every read or atomic still pending is at or after this
+		 * point: all are asked again (the responder drops its
+		 * answers to the old ones, resp.c).
 		 */
 		req->rd_inflight = 0;
-		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RETRANS);
-		trace_sroce_retry(qp, req->psn);
-		return;
+		return true;
 	}
+	return false;
+}
+
+/**
+ * sroce_req_rewind - go back to the oldest unacknowledged PSN
+ * @qp: the QP, with qp->lock held
+ *
+ * Go-back-N (IBA 9.7.6.1): the requester resends from comp.psn.  A read
+ * resumes where its responses stopped (re-issued for the remaining part).
+ */
+void sroce_req_rewind(struct sroce_qp *qp)
+{
+	if (!sroce_req_seek(qp))
+		return;
+	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RETRANS);
+	trace_sroce_retry(qp, qp->req.psn);
+}
+
+/**
+ * sroce_req_catch_up - skip what a response acknowledged after a retry
+ * @qp: the QP, with qp->lock held
+ *
+ * After a rewind the requester resends from an old PSN; a late ACK or
+ * NAK for packets sent before the rewind moves comp.psn past req.psn.
+ * Those packets need not be sent again: resume at comp.psn.
+ */
+void sroce_req_catch_up(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (sroce_psn_diff(qp->comp.psn, req->psn) <= 0 || sroce_req_seek(qp))
+		return;
+	/*
+	 * All that was sent is acknowledged: the acknowledged WQEs complete
+	 * now (not when the requester passes them again), new ones start at
+	 * comp.psn.
+	 */
+	while (req->idx != READ_ONCE(qp->sq.tail) &&
+	       sroce_sq_wqe(qp, req->idx)->state == SROCE_WQE_DONE)
+		req->idx++;
+	req->psn = qp->comp.psn;
+	req->offset = 0;
+	req->noack = 0;
 }
 
 /* Run the send side of @qp from a context that may not (post_send). */

@@ -441,6 +441,8 @@ struct sroce_srq {
  * struct sroce_req - requester state (req.c)
  * @idx: the SQ index of the WQE being sent (sq.head <= idx <= sq.tail)
  * @psn: the PSN of the next packet to send
+ * @high_psn: one past the highest PSN sent (@psn goes back on a retry;
+ *	a response to a packet before @high_psn is still one to ours)
  * @offset: bytes of WQE @idx already sent
  * @noack: packets sent since the last one that asked for an ACK
  * @rd_inflight: reads and atomics sent and not yet answered
@@ -450,6 +452,7 @@ struct sroce_srq {
 struct sroce_req {
 	u32 idx;
 	u32 psn;
+	u32 high_psn;
 	u32 offset;
 	u32 noack;
 	u32 rd_inflight;
@@ -843,6 +846,7 @@ int sroce_sge_copy(struct sroce_qp *qp, const struct ib_sge *sge,
 /* req.c - requester */
 bool sroce_req_run(struct sroce_qp *qp, int budget);
 void sroce_req_rewind(struct sroce_qp *qp);
+void sroce_req_catch_up(struct sroce_qp *qp);
 void sroce_qp_kick(struct sroce_qp *qp);
 void sroce_qp_kick_later(struct sroce_qp *qp);
 void sroce_tx_work(struct work_struct *work);

@@ -748,6 +748,13 @@ sroce_test_errors(struct sroce_test *t, struct ib_qp *qa, struct ib_qp *qb,
 		      qattr.qp_state == IB_QPS_RTS,
 		      "SEND without a receive, rnr_retry 0: IB_WC_RNR_RETRY_EXC_ERR, responder still RTS (%d, %d, %d)",
 		      err, wc.status, qattr.qp_state);
+
+	/* IBA 10.6.3.6: REG_MR of an MR that is still valid (not free) */
+	err = sroce_test_reconnect(t, qa, qb, cqa, cqb, sgid_index, 7);
+	err = err ?: sroce_test_send(qb, cqb, &reg.wr, &wc);
+	sroce_test_ok(t, err == -EIO && wc.status == IB_WC_MW_BIND_ERR,
+		      "IB_WR_REG_MR of a valid MR: IB_WC_MW_BIND_ERR (%d, %d)",
+		      err, wc.status);
 }
 
 /*
@@ -757,6 +764,10 @@ sroce_test_errors(struct sroce_test *t, struct ib_qp *qa, struct ib_qp *qb,
  * the LOCAL_INV of its target race; whichever wins, the target must be
  * the same after the WRITE ended as when the invalidation completed.
  */
+#ifndef SROCE_TEST_INV_ROUNDS
+#define SROCE_TEST_INV_ROUNDS 8
+#endif
+
 static noinline_for_stack void
 sroce_test_inv_race(struct sroce_test *t, struct ib_qp *qa, struct ib_qp *qb,
 		    struct ib_cq *cqa, struct ib_cq *cqb, struct ib_mr *mr,
@@ -776,6 +787,7 @@ sroce_test_inv_race(struct sroce_test *t, struct ib_qp *qa, struct ib_qp *qb,
 		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
 	};
 	int rounds = 0, cut = 0, late = 0, err = 0, i;
+	const char *step = "re-register";
 	const struct ib_send_wr *bad;
 	struct ib_wc wc = {};
 	u8 *snap;
@@ -786,7 +798,7 @@ sroce_test_inv_race(struct sroce_test *t, struct ib_qp *qa, struct ib_qp *qb,
 		return;
 	}
 	memset(a, 0xab, SROCE_TEST_DATA);
-	for (i = 0; i < 8 && !err; i++) {
+	for (i = 0; i < SROCE_TEST_INV_ROUNDS && !err; i++) {
 		err = sroce_test_reconnect(t, qa, qb, cqa, cqb, sgid_index, 7);
 		/* A fresh key for the MR, registered for remote writes. */
 		inv.ex.invalidate_rkey = mr->rkey;
@@ -800,13 +812,17 @@ sroce_test_inv_race(struct sroce_test *t, struct ib_qp *qa, struct ib_qp *qb,
 		wr.rkey = mr->rkey;
 		wr.remote_addr = mr->iova;
 		inv.ex.invalidate_rkey = mr->rkey;
+		step = "LOCAL_INV";
 		err = ib_post_send(qa, &wr.wr, &bad) ?:
 		      sroce_test_send(qb, cqb, &inv, &wc);
 		/* The pages are the ULP's again from here on. */
 		memcpy(snap, b, SROCE_TEST_DATA);
+		if (!err)
+			step = "WRITE";
 		err = err ?: sroce_test_poll(cqa, &wc);
 		if (err)
 			break;
+		step = "";
 		rounds++;
 		if (wc.status != IB_WC_SUCCESS)
 			cut++;
@@ -814,9 +830,18 @@ sroce_test_inv_race(struct sroce_test *t, struct ib_qp *qa, struct ib_qp *qb,
 			late++;
 	}
 	kvfree(snap);
-	sroce_test_ok(t, !err && rounds == 8 && !late,
-		      "invalidation during a WRITE: no byte lands after LOCAL_INV completed (%d rounds, %d cut short, %d with late bytes, err %d)",
-		      rounds, cut, late, err);
+	if (err) {	/* where it stopped, for the log */
+		struct ib_qp_init_attr init;
+		struct ib_qp_attr sa = {}, sb = {};
+
+		ib_query_qp(qa, &sa, IB_QP_STATE | IB_QP_SQ_PSN, &init);
+		ib_query_qp(qb, &sb, IB_QP_STATE | IB_QP_RQ_PSN, &init);
+		pr_info("sroce_test: inv_race stopped in round %d: A state %d sq_psn %u, B state %d rq_psn %u\n",
+			i, sa.qp_state, sa.sq_psn, sb.qp_state, sb.rq_psn);
+	}
+	sroce_test_ok(t, !err && rounds == SROCE_TEST_INV_ROUNDS && !late,
+		      "invalidation during a WRITE: no byte lands after LOCAL_INV completed (%d rounds, %d cut short, %d with late bytes, err %d %s, status %d)",
+		      rounds, cut, late, err, step, wc.status);
 }
 
 /*

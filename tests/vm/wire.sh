@@ -19,6 +19,8 @@
 #               the rest of the WRITE does not reach the memory
 #   rnr         WRITE_ONLY_IMM without a receive: RNR NAK, the retry of the
 #               same PSN completes
+#   late_ack    an ACK for a PSN sent before an RNR NAK's go-back completes
+#               the SENDs it acknowledges; nothing is sent again
 #   uc_resync   a UC message that lost a packet is dropped, its receive WQE
 #               takes the next message
 #   flush       an RC QP sent to Error mid-SEND still completes every receive
@@ -50,7 +52,7 @@ scenario() {
 fake_peer_up
 before=$(objects)
 
-for s in icrc ud spoof pkey dereg rnr uc_resync flush roce_trace cli; do
+for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush roce_trace cli; do
 	scenario "$s"
 done
 
