@@ -524,6 +524,14 @@ static void sroce_retry_timer(struct timer_list *t)
 
 		wqe->status = IB_WC_RETRY_EXC_ERR;
 		wqe->state = SROCE_WQE_DONE;
+		/*
+		 * After a go-back the requester may be resending this very
+		 * WQE (req.idx == sq.head): nothing would complete it.
+		 */
+		if (qp->req.idx == qp->sq.head) {
+			qp->req.idx++;
+			qp->req.offset = 0;
+		}
 		sroce_comp_run(qp);
 		goto out;
 	}

@@ -39,7 +39,7 @@ static void sroce_resp_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
 	aeth = (void *)pkt.ext;
 	aeth->smsn = cpu_to_be32(syndrome << 24 |
 				 (qp->resp.msn & SROCE_PSN_MASK));
-	sroce_xmit(sdev, &qp->av, qp->src_port, &pkt);
+	sroce_xmit(sdev, &qp->av, &qp->dst_cache, qp->src_port, &pkt);
 }
 
 static void sroce_resp_nak(struct sroce_qp *qp, u32 psn, u8 code)
@@ -241,7 +241,7 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 					 SROCE_NAK_REM_ACCESS);
 			return false;
 		}
-		sroce_xmit(sdev, &qp->av, qp->src_port, &pkt);
+		sroce_xmit(sdev, &qp->av, &qp->dst_cache, qp->src_port, &pkt);
 		res->sent++;
 	}
 	if (resp->ack_pending) {
@@ -500,6 +500,14 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	struct sroce_resp *resp = &qp->resp;
 	struct ib_wc wc = { .opcode = IB_WC_RECV_RDMA_WITH_IMM };
 
+	/*
+	 * The QP's access rights before its resources (the responder's order
+	 * of checks, IBA 9.7.5.1; rdma_rxe's too): an RNR NAK here would make
+	 * the requester retry, for ever with rnr_retry 7, what must fail.
+	 */
+	if ((pkt->info & SROCE_F_FIRST) &&
+	    !(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
+		goto access;
 	/*
 	 * IBA 9.7.5.2.8: an immediate needs a receive WQE.  Without one the
 	 * packet gets an RNR NAK before it changes anything, so that the
