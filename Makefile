@@ -40,7 +40,7 @@ LIBDIR ?= $(shell pkg-config --variable=libdir libibverbs 2>/dev/null || \
 	echo /usr/lib/x86_64-linux-gnu)
 
 .PHONY: all modules provider deps lint check demo clean help install \
-	debug-kernel check-debug kcsan-kernel check-kcsan bench bench-nvmeof \
+	debug-kernel check-debug kcsan-kernel check-kcsan bench bench-nvmeof profile \
 	fuzz-wire fuzz-verbs soak teardown
 
 all: modules provider
@@ -53,6 +53,7 @@ help:
 	@echo "make lint       sparse (C=2) and checkpatch.pl --strict"
 	@echo "make bench      sroce beside rdma_rxe and TCP, two VMs, one boot"
 	@echo "make bench-nvmeof  NVMe-oF IOPS/bandwidth: sroce, rdma_rxe, NVMe/TCP"
+	@echo "make profile    perf in both VMs during perftest: where the time goes"
 	@echo "make fuzz-wire  the long wire fuzzer run in a VM (SEED=, PACKETS=, DURATION=)"
 	@echo "make fuzz-verbs the long verbs fuzzer run in a VM (SEED=, OPS= per thread)"
 	@echo "make soak       integrity over a lossy, corrupting link (DURATION= s)"
@@ -114,11 +115,25 @@ check: deps
 # A benchmark, not a test: prints figures, writes build/bench/bench.{csv,json}.
 bench: deps
 	@$(MAKE) --no-print-directory modules provider
-	@echo "bench: two VMs, sroce then rdma_rxe then TCP (10-20 minutes under emulation)..."
+	@echo "bench: two VMs, sroce then rdma_rxe then TCP, each row $(or $(REPS),3) times (10-20 minutes a round under emulation)..."
 	@rm -f $(BUILD)/vm/bench-vm/shared/bench.txt
-	@tools/vm/run $(VMARGS) -t 1500 tools/bench/bench-vm.sh > $(BUILD)/bench.tap; \
+	@SROCE_ARG_REPS=$(or $(REPS),3) tools/vm/run $(VMARGS) -t $$(( $(or $(REPS),3) * 1200 + 600 )) \
+		tools/bench/bench-vm.sh > $(BUILD)/bench.tap; \
 	rc=$$?; tools/bench/report $(BUILD)/vm/bench-vm/shared/bench.txt $(BUILD)/bench || rc=1; \
 	if [ $$rc -ne 0 ]; then grep -v '^ *ok' $(BUILD)/bench.tap | head -40; fi; exit $$rc
+
+# A profile, not a benchmark: perf in both VMs during a 64 KiB WRITE and a
+# 64 B SEND stream, sroce then rdma_rxe; flat profiles in build/profile/.
+profile: deps
+	@$(MAKE) --no-print-directory modules provider
+	@echo "profile: two VMs, perf during perftest, sroce then rdma_rxe (about 5 minutes)..."
+	@rm -rf $(BUILD)/vm/profile-vm/shared/profile-*.txt $(BUILD)/profile
+	@SROCE_ARG_PROFILE_STACKS="$(STACKS)" \
+		tools/vm/run $(VMARGS) tools/bench/profile-vm.sh > $(BUILD)/profile.tap; \
+	rc=$$?; mkdir -p $(BUILD)/profile; \
+	cp $(BUILD)/vm/profile-vm/shared/profile-*.txt $(BUILD)/profile/ 2>/dev/null; \
+	for f in $(BUILD)/profile/*.txt; do [ -e "$$f" ] && head -16 "$$f"; done; \
+	if [ $$rc -ne 0 ]; then grep -v '^ *ok' $(BUILD)/profile.tap | head -40; fi; exit $$rc
 
 # NVMe-oF over sroce, rdma_rxe and NVMe/TCP: build/bench-nvmeof/bench.{csv,json}.
 bench-nvmeof: deps

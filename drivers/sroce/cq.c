@@ -12,9 +12,15 @@
  *  - 11.6.2 a CQ overrun is an affiliated asynchronous error
  *    (IB_EVENT_CQ_ERR); the overflowing completion is lost and the CQ
  *    stays in error.
+ *
+ * A user CQ whose provider asks for it is mapped (sroce-abi.h): its ring
+ * of struct ib_uverbs_wc lives in memory the process maps, and it polls
+ * without system calls.  The kernel keeps its own producer index and
+ * reads the process's consumer index only to see the ring full.
  */
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "sroce.h"
 
@@ -23,11 +29,95 @@ static u32 sroce_cq_count(const struct sroce_cq *cq)
 	return (cq->tail + cq->size + 1 - cq->head) % (cq->size + 1);
 }
 
+/*
+ * A mapped ring is full when the process has not taken @size completions;
+ * its consumer index is read once and only compared: a value it made up
+ * makes the ring look full (an overrun of its own CQ) or not, nothing else.
+ */
+static bool sroce_cq_full(const struct sroce_cq *cq)
+{
+	u32 cons;
+
+	if (cq->ring) {
+		/* Pairs with the provider's release store of consumer. */
+		cons = smp_load_acquire(&cq->ring->consumer);
+		return cq->uprod - cons >= cq->size;
+	}
+	return sroce_cq_count(cq) == cq->size;
+}
+
+static bool sroce_cq_empty(const struct sroce_cq *cq)
+{
+	if (cq->ring)
+		return cq->uprod == READ_ONCE(cq->ring->consumer);
+	return cq->head == cq->tail;
+}
+
+/* A completion in the layout of the uverbs poll command (uverbs_cmd.c). */
+static void sroce_wc_to_user(struct ib_uverbs_wc *u, const struct ib_wc *wc)
+{
+	u->wr_id = wc->wr_id;
+	u->status = wc->status;
+	u->opcode = wc->opcode;
+	u->vendor_err = wc->vendor_err;
+	u->byte_len = wc->byte_len;
+	u->ex.imm_data = wc->ex.imm_data;	/* or invalidate_rkey */
+	u->qp_num = wc->qp->qp_num;
+	u->src_qp = wc->src_qp;
+	u->wc_flags = wc->wc_flags;
+	u->pkey_index = wc->pkey_index;
+	u->slid = ib_lid_cpu16(wc->slid);
+	u->sl = wc->sl;
+	u->dlid_path_bits = wc->dlid_path_bits;
+	u->port_num = wc->port_num;
+	u->reserved = 0;
+}
+
+/* The provider's command: what it can use (none from old providers). */
+static int sroce_cq_cmd(struct ib_udata *udata, struct sroce_create_cq_cmd *cmd)
+{
+	int err;
+
+	memset(cmd, 0, sizeof(*cmd));
+	if (!udata || !udata->inlen)
+		return 0;
+	if (udata->inlen > sizeof(*cmd) &&
+	    !ib_is_udata_cleared(udata, sizeof(*cmd),
+				 udata->inlen - sizeof(*cmd)))
+		return -EOPNOTSUPP;
+	err = ib_copy_from_udata(cmd, udata, min(udata->inlen, sizeof(*cmd)));
+	if (err)
+		return err;
+	if ((cmd->flags & ~SROCE_MAPPED) || cmd->reserved)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/* The ring of a mapped CQ, in memory the process maps at resp->mmap_offset. */
+static int sroce_cq_map(struct sroce_cq *cq, struct ib_udata *udata,
+			struct sroce_create_cq_resp *resp)
+{
+	struct sroce_ucontext *uctx =
+		rdma_udata_to_drv_context(udata, struct sroce_ucontext, ibuc);
+	void *ring;
+
+	ring = sroce_mmap_alloc(&uctx->ibuc,
+				struct_size(cq->ring, cqe, cq->size),
+				&cq->mmap, &resp->mmap_offset);
+	if (IS_ERR(ring))
+		return PTR_ERR(ring);
+	cq->ring = ring;
+	resp->flags |= SROCE_MAPPED;
+	return 0;
+}
+
 int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibcq->device);
+	struct sroce_create_cq_resp resp = { .entries = attr->cqe };
 	struct sroce_cq *cq = to_scq(ibcq);
+	struct sroce_create_cq_cmd cmd;
 	int err;
 
 	if (attr->flags)
@@ -36,23 +126,40 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EINVAL;
 	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
+	err = sroce_cq_cmd(udata, &cmd);
+	if (err)
+		return err;
 	if (!sroce_charge(&sdev->nr_cq, SROCE_MAX_CQ))
 		return -ENOMEM;
-	cq->queue = sroce_fail(SROCE_FAULT_CREATE) ? NULL :
-		    kvcalloc(attr->cqe + 1, sizeof(*cq->queue), GFP_KERNEL_ACCOUNT);
-	if (!cq->queue) {
+	spin_lock_init(&cq->lock);
+	INIT_LIST_HEAD(&cq->ghosts);
+	/*
+	 * A mapped ring has a power of two of entries: its free-running u32
+	 * indexes then name the same slots across their wrap (IBA allows a
+	 * CQ larger than asked for; ibcq->cqe says how large).
+	 */
+	cq->size = (cmd.flags & SROCE_MAPPED) ?
+		   roundup_pow_of_two(attr->cqe) : attr->cqe;
+	ibcq->cqe = cq->size;
+	resp.entries = cq->size;
+	if (sroce_fail(SROCE_FAULT_CREATE)) {
 		err = -ENOMEM;
 		goto err_count;
 	}
-	spin_lock_init(&cq->lock);
-	INIT_LIST_HEAD(&cq->ghosts);
-	cq->size = attr->cqe;
-	ibcq->cqe = attr->cqe;
+	if (cmd.flags & SROCE_MAPPED) {
+		err = sroce_cq_map(cq, udata, &resp);
+		if (err)
+			goto err_count;
+	} else {
+		cq->queue = kvcalloc(attr->cqe + 1, sizeof(*cq->queue),
+				     GFP_KERNEL_ACCOUNT);
+		if (!cq->queue) {
+			err = -ENOMEM;
+			goto err_count;
+		}
+	}
 
 	if (udata) {
-		/* Not mapped (yet): the provider polls through the kernel. */
-		struct sroce_create_cq_resp resp = { .entries = attr->cqe };
-
 		err = ib_copy_to_udata(udata, &resp,
 				       min(udata->outlen, sizeof(resp)));
 		if (err)
@@ -62,6 +169,8 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	return 0;
 
 err_queue:
+	if (cq->mmap)
+		rdma_user_mmap_entry_remove(cq->mmap);
 	kvfree(cq->queue);
 err_count:
 	sroce_uncharge(&sdev->nr_cq);
@@ -81,10 +190,71 @@ int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	 */
 	list_for_each_entry_safe(g, next, &cq->ghosts, list)
 		kfree(g);
+	/* The memory goes when the last mapping does (mmap.c). */
+	if (cq->mmap)
+		rdma_user_mmap_entry_remove(cq->mmap);
 	kvfree(cq->queue);
 	sroce_uncharge(&sdev->nr_cq);
 	sroce_live_dec(SROCE_OBJ_CQ);
 	return 0;
+}
+
+/*
+ * A mapped CQ gets a new ring: the completions not yet consumed move to
+ * its start, and the provider maps it (resp) and unmaps the old one, which
+ * the kernel no longer writes.
+ */
+static int sroce_resize_mapped(struct sroce_cq *cq, u32 cqe,
+			       struct ib_udata *udata)
+{
+	struct sroce_ucontext *uctx =
+		rdma_udata_to_drv_context(udata, struct sroce_ucontext, ibuc);
+	struct sroce_create_cq_resp resp = {
+		.entries = roundup_pow_of_two(cqe), .flags = SROCE_MAPPED,
+	};
+	struct rdma_user_mmap_entry *entry, *old_entry;
+	struct sroce_cq_ring *ring, *old;
+	u32 n, i, cons;
+	int err;
+
+	/* The provider must learn where the new ring is, or lose the CQ. */
+	if (udata->outlen < sizeof(resp))
+		return -EINVAL;
+	cqe = resp.entries;	/* a power of two, as at create */
+	ring = sroce_mmap_alloc(&uctx->ibuc, struct_size(ring, cqe, cqe),
+				&entry, &resp.mmap_offset);
+	if (IS_ERR(ring))
+		return PTR_ERR(ring);
+	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (err)
+		goto err_entry;
+
+	spin_lock_irq(&cq->lock);
+	old = cq->ring;
+	cons = READ_ONCE(old->consumer);
+	n = cq->uprod - cons;
+	/* IBA 11.2.9: not below the fill; nor past a consumer made up. */
+	if (n > cqe || n > cq->size) {
+		spin_unlock_irq(&cq->lock);
+		err = -EINVAL;
+		goto err_entry;
+	}
+	for (i = 0; i < n; i++)
+		ring->cqe[i] = old->cqe[(cons + i) % cq->size];
+	ring->producer = n;
+	old_entry = cq->mmap;
+	cq->ring = ring;
+	cq->mmap = entry;
+	cq->uprod = n;
+	cq->size = cqe;
+	cq->ibcq.cqe = cqe;
+	spin_unlock_irq(&cq->lock);
+	rdma_user_mmap_entry_remove(old_entry);
+	return 0;
+
+err_entry:
+	rdma_user_mmap_entry_remove(entry);
+	return err;
 }
 
 int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
@@ -95,6 +265,8 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 
 	if (cqe < 1 || cqe > SROCE_MAX_CQE)
 		return -EINVAL;
+	if (cq->ring)
+		return udata ? sroce_resize_mapped(cq, cqe, udata) : -EINVAL;
 	queue = kvcalloc(cqe + 1, sizeof(*queue), GFP_KERNEL_ACCOUNT);
 	if (!queue)
 		return -ENOMEM;
@@ -151,6 +323,8 @@ void sroce_cq_forget_qp(struct sroce_cq *cq, struct sroce_qp *qp)
 	unsigned long flags;
 	u32 i, n;
 
+	if (cq->ring)
+		return;		/* its completions hold QP numbers only */
 	spin_lock_irqsave(&cq->lock, flags);
 	n = sroce_cq_has(cq, ibqp);
 	spin_unlock_irqrestore(&cq->lock, flags);
@@ -202,7 +376,7 @@ int sroce_cq_complete(struct sroce_cq *cq, const struct ib_wc *wc,
 	bool notify = false;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	if (cq->overflow || sroce_cq_count(cq) == cq->size) {
+	if (cq->overflow || sroce_cq_full(cq)) {
 		bool first = !cq->overflow;
 
 		cq->overflow = true;
@@ -219,8 +393,15 @@ int sroce_cq_complete(struct sroce_cq *cq, const struct ib_wc *wc,
 		}
 		return -ENOSPC;
 	}
-	cq->queue[cq->tail] = *wc;
-	cq->tail = (cq->tail + 1) % (cq->size + 1);
+	if (cq->ring) {
+		sroce_wc_to_user(&cq->ring->cqe[cq->uprod % cq->size], wc);
+		cq->uprod++;
+		/* The completion before the index that shows it. */
+		smp_store_release(&cq->ring->producer, cq->uprod);
+	} else {
+		cq->queue[cq->tail] = *wc;
+		cq->tail = (cq->tail + 1) % (cq->size + 1);
+	}
 	if (cq->notify == IB_CQ_NEXT_COMP ||
 	    (cq->notify == IB_CQ_SOLICITED &&
 	     (solicited || wc->status != IB_WC_SUCCESS))) {
@@ -239,6 +420,9 @@ int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	struct sroce_cq *cq = to_scq(ibcq);
 	unsigned long flags;
 	int n = 0;
+
+	if (cq->ring)
+		return -EOPNOTSUPP;	/* the process polls its mapping */
 
 	spin_lock_irqsave(&cq->lock, flags);
 	while (n < num_entries && cq->head != cq->tail) {
@@ -260,7 +444,7 @@ int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	/* A pending NEXT_COMP request is not narrowed by a SOLICITED one. */
 	if (cq->notify != IB_CQ_NEXT_COMP)
 		cq->notify = type;
-	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && cq->head != cq->tail)
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && !sroce_cq_empty(cq))
 		ret = 1;
 	spin_unlock_irqrestore(&cq->lock, irqflags);
 	return ret;

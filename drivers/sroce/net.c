@@ -27,6 +27,7 @@
 #include <net/udp.h>
 #include <net/udp_tunnel.h>
 
+#include <crypto/hash.h>
 #include <rdma/ib_mad.h>
 
 #include "sroce.h"
@@ -54,6 +55,27 @@ static struct work_struct sroce_loop_work;
  * seed below is the CRC of those 8 bytes.
  */
 #define SROCE_ICRC_SEED	0xdebb20e3
+
+/*
+ * The CRC-32 of the crypto API ("crc32": crc32_le with the seed in its
+ * context), for its accelerated versions (crc32-pclmul on x86 CPUs with
+ * PCLMULQDQ, as rdma_rxe uses); crc32_le when none loads, or when the
+ * crypto layer cannot use the vector unit in this context.
+ */
+static struct crypto_shash *sroce_crc_tfm;
+
+static u32 sroce_crc32(u32 crc, const void *p, size_t len)
+{
+	if (sroce_crc_tfm) {
+		SHASH_DESC_ON_STACK(desc, sroce_crc_tfm);
+
+		desc->tfm = sroce_crc_tfm;
+		*(u32 *)shash_desc_ctx(desc) = crc;
+		if (!crypto_shash_update(desc, p, len))
+			return *(u32 *)shash_desc_ctx(desc);
+	}
+	return crc32_le(crc, p, len);
+}
 
 /**
  * sroce_icrc - the ICRC of a RoCEv2 packet
@@ -91,10 +113,10 @@ u32 sroce_icrc(const void *nethdr, bool ipv4, const u8 *bth, u32 len)
 	memcpy(ps + nlen + sizeof(*uh), bth, sizeof(struct sroce_bth));
 	ps[nlen + sizeof(*uh) + 4] = 0xff;	/* FECN, BECN, resv6 */
 
-	crc = crc32_le(SROCE_ICRC_SEED, ps,
-		       nlen + sizeof(*uh) + sizeof(struct sroce_bth));
-	crc = crc32_le(crc, bth + sizeof(struct sroce_bth),
-		       len - sizeof(struct sroce_bth));
+	crc = sroce_crc32(SROCE_ICRC_SEED, ps,
+			  nlen + sizeof(*uh) + sizeof(struct sroce_bth));
+	crc = sroce_crc32(crc, bth + sizeof(struct sroce_bth),
+			  len - sizeof(struct sroce_bth));
 	return ~crc;
 }
 
@@ -111,7 +133,8 @@ u16 sroce_src_port(u32 qpn)
  * @opcode: the BTH opcode
  * @paylen: payload bytes
  *
- * The IP and UDP headers are added by sroce_xmit().
+ * The IP and UDP headers are added by sroce_xmit().  The payload is not
+ * zeroed: the caller fills all @paylen bytes, or frees the skb.
  *
  * Return: 0 or -ENOMEM.
  */
@@ -135,7 +158,13 @@ int sroce_pkt_alloc(struct sroce_dev *sdev, struct sroce_pkt *pkt, u8 opcode,
 	skb_reserve(skb, LL_MAX_HEADER + sizeof(struct ipv6hdr) +
 		    sizeof(struct udphdr));
 	pkt->skb = skb;
-	pkt->hdr = skb_put_zero(skb, hlen + paylen + pad + SROCE_ICRC_LEN);
+	pkt->hdr = skb_put(skb, hlen + paylen + pad + SROCE_ICRC_LEN);
+	/*
+	 * Headers, pad and ICRC zeroed; not the payload: every caller fills
+	 * all of it (or frees the packet when its copy fails).
+	 */
+	memset(pkt->hdr, 0, hlen);
+	memset(pkt->hdr + hlen + paylen, 0, pad + SROCE_ICRC_LEN);
 	pkt->ext = pkt->hdr + sizeof(struct sroce_bth);
 	pkt->payload = pkt->hdr + hlen;
 	pkt->paylen = paylen;
@@ -188,10 +217,38 @@ static struct dst_entry *sroce_route6(struct net_device *ndev,
 	return dst;
 }
 
+/*
+ * The route to @av, from @cache when it holds a valid one (dst_cache drops
+ * routes that the stack obsoleted, and those set before a reset).
+ */
+static struct dst_entry *sroce_route(struct net_device *ndev,
+				     const struct sroce_av *av, bool ipv4,
+				     struct dst_cache *cache)
+{
+	struct dst_entry *dst;
+
+	if (cache) {
+		dst = dst_cache_get(cache);
+		if (dst)
+			return dst;
+	}
+	dst = ipv4 ? sroce_route4(ndev, av) : sroce_route6(ndev, av);
+	if (dst && cache) {
+		if (ipv4)
+			dst_cache_set_ip4(cache, dst,
+					  *(__be32 *)&av->sgid.raw[12]);
+		else
+			dst_cache_set_ip6(cache, dst,
+					  (const struct in6_addr *)av->sgid.raw);
+	}
+	return dst;
+}
+
 /**
  * sroce_xmit - finish a packet and send it
  * @sdev: the device
  * @av: where to (RoCEv2 address vector)
+ * @cache: the route to @av of the last packets (a connected QP's), or NULL
  * @src_port: the UDP source port
  * @pkt: a packet from sroce_pkt_alloc(), headers filled in
  *
@@ -202,7 +259,7 @@ static struct dst_entry *sroce_route6(struct net_device *ndev,
  * transport recovers a lost packet like one lost on the wire.
  */
 int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
-	       u16 src_port, struct sroce_pkt *pkt)
+	       struct dst_cache *cache, u16 src_port, struct sroce_pkt *pkt)
 {
 	bool ipv4 = av->net_type == RDMA_NETWORK_IPV4;
 	struct sk_buff *skb = pkt->skb;
@@ -212,7 +269,7 @@ int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 	u32 len = skb->len;
 	int err;
 
-	dst = ipv4 ? sroce_route4(ndev, av) : sroce_route6(ndev, av);
+	dst = sroce_route(ndev, av, ipv4, cache);
 	if (!dst) {
 		kfree_skb(skb);
 		sroce_count(sdev, SROCE_CNT_TX_ERR);
@@ -532,6 +589,13 @@ static struct socket *sroce_sock_create(bool ipv6)
 	return sock;
 }
 
+static void sroce_crc_free(void)
+{
+	if (sroce_crc_tfm)
+		crypto_free_shash(sroce_crc_tfm);
+	sroce_crc_tfm = NULL;
+}
+
 /**
  * sroce_net_init - open the RoCEv2 UDP sockets
  *
@@ -546,10 +610,17 @@ int sroce_net_init(void)
 
 	skb_queue_head_init(&sroce_loop_q);
 	INIT_WORK(&sroce_loop_work, sroce_loop_work_fn);
+	sroce_crc_tfm = crypto_alloc_shash("crc32", 0, 0);
+	if (IS_ERR(sroce_crc_tfm)) {
+		pr_info("sroce: no crypto crc32 (%ld): crc32_le\n",
+			PTR_ERR(sroce_crc_tfm));
+		sroce_crc_tfm = NULL;
+	}
 	sock = sroce_sock_create(false);
 	if (IS_ERR(sock)) {
 		pr_err("sroce: cannot bind UDP port %d (IPv4): %ld\n",
 		       SROCE_UDP_PORT, PTR_ERR(sock));
+		sroce_crc_free();
 		return PTR_ERR(sock);
 	}
 	sroce_sock4 = sock;
@@ -559,6 +630,7 @@ int sroce_net_init(void)
 		       SROCE_UDP_PORT, PTR_ERR(sock));
 		udp_tunnel_sock_release(sroce_sock4);
 		sroce_sock4 = NULL;
+		sroce_crc_free();
 		return PTR_ERR(sock);
 	}
 	sroce_sock6 = sock;
@@ -573,4 +645,5 @@ void sroce_net_exit(void)
 	udp_tunnel_sock_release(sroce_sock4);
 	sroce_sock6 = NULL;
 	sroce_sock4 = NULL;
+	sroce_crc_free();
 }

@@ -93,6 +93,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = sroce_qp_alloc_queues(qp, init);
 	if (err)
 		goto err_wqe;
+	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL_ACCOUNT);
+	if (err)
+		goto err_queues;
 
 	if (udata) {
 		/* Not mapped (yet): the provider posts through the kernel. */
@@ -104,7 +107,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		err = ib_copy_to_udata(udata, &resp,
 				       min(udata->outlen, sizeof(resp)));
 		if (err)
-			goto err_queues;
+			goto err_dst;
 	}
 
 	/* An id now, published last: from then on packets can find the QP. */
@@ -113,7 +116,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	else
 		err = sroce_pool_add(&sdev->qp_pool, &qp->elem);
 	if (err)
-		goto err_queues;
+		goto err_dst;
 	ibqp->qp_num = qp->elem.id;
 	qp->src_port = sroce_src_port(qp->elem.id);
 	init->cap.max_send_wr = qp->sq.size;
@@ -123,6 +126,8 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	sroce_pool_publish(&sdev->qp_pool, &qp->elem);
 	return 0;
 
+err_dst:
+	dst_cache_destroy(&qp->dst_cache);
 err_queues:
 	sroce_queue_free(&qp->sq);
 	sroce_queue_free(&qp->rq);
@@ -177,8 +182,10 @@ static void sroce_apply_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 {
 	struct ib_qp_attr *a = &qp->attr;
 
-	if (mask & IB_QP_AV)
+	if (mask & IB_QP_AV) {
 		qp->av = *av;
+		dst_cache_reset(&qp->dst_cache);	/* a route to the old one */
+	}
 	if (mask & IB_QP_PATH_MTU)
 		a->path_mtu = attr->path_mtu;
 	if (mask & IB_QP_QKEY)
@@ -470,6 +477,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
 		sroce_cq_forget_qp(to_scq(ibqp->recv_cq), qp);
 	kfree(qp->resp.wqe);
+	dst_cache_destroy(&qp->dst_cache);
 	sroce_queue_free(&qp->sq);
 	sroce_queue_free(&qp->rq);
 	mutex_destroy(&qp->state_lock);

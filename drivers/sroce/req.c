@@ -248,7 +248,8 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	}
 
 	/* The send may fail; the packet then counts as lost on the wire. */
-	sroce_xmit(sdev, av, qp->src_port, &pkt);
+	sroce_xmit(sdev, av, av == &qp->av ? &qp->dst_cache : NULL,
+		   qp->src_port, &pkt);
 
 	/*
 	 * Nothing was outstanding: the retry clock starts now, not at the

@@ -13,6 +13,7 @@
  *   qp.c      QP objects and the IBA QP state machine
  *   post.c    work request queues (post_recv, flush)
  *   mr.c      memory regions
+ *   mmap.c    kernel memory user space maps (mapped CQ rings)
  * Transport engine:
  *   hdr.h     RoCEv2 wire format, opcode table, PSN arithmetic
  *   net.c     UDP 4791 socket, transmit, receive, ICRC
@@ -44,6 +45,7 @@
 #include <linux/netdevice.h>
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
+#include <net/dst_cache.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/sroce-abi.h>
 
@@ -266,13 +268,17 @@ struct sroce_pd {
 struct sroce_cq {
 	struct ib_cq ibcq;
 	spinlock_t lock;		/* see above */
-	struct ib_wc *queue;
+	struct ib_wc *queue;		/* kernel ring (NULL when mapped) */
 	u32 size;
 	u32 head;
 	u32 tail;
 	u32 notify;
 	bool overflow;
 	struct list_head ghosts;	/* struct sroce_ghost, for @queue */
+	/* A mapped CQ (sroce-abi.h): the ring user space polls. */
+	struct sroce_cq_ring *ring;
+	u32 uprod;			/* completions written: ours, not ring's */
+	struct rdma_user_mmap_entry *mmap;
 };
 
 /*
@@ -562,6 +568,7 @@ struct sroce_qp {
 	bool sqd_event;			/* IB_EVENT_SQ_DRAINED to deliver */
 	bool last_wqe_event;		/* IB_EVENT_QP_LAST_WQE_REACHED too */
 	u16 src_port;			/* UDP source port (per-QP entropy) */
+	struct dst_cache dst_cache;	/* the route to av, under lock */
 	u32 nr_mcg;			/* groups attached to, under mcg_lock */
 	u32 mtu;			/* path MTU in bytes */
 	struct sroce_req req;
@@ -823,6 +830,12 @@ static inline bool sroce_fail(enum sroce_fault f) { return false; }
 static inline void sroce_fault_init(struct dentry *dir) { }
 #endif
 
+/* mmap.c - user mappings */
+void *sroce_mmap_alloc(struct ib_ucontext *uctx, size_t size,
+		       struct rdma_user_mmap_entry **entry, u64 *offset);
+int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void sroce_mmap_free(struct rdma_user_mmap_entry *entry);
+
 /* net.c - RoCEv2 packets in and out */
 int sroce_net_init(void);
 void sroce_net_exit(void);
@@ -831,7 +844,7 @@ u32 sroce_icrc(const void *nethdr, bool ipv4, const u8 *bth, u32 len);
 int sroce_pkt_alloc(struct sroce_dev *sdev, struct sroce_pkt *pkt, u8 opcode,
 		    u32 paylen);
 int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
-	       u16 src_port, struct sroce_pkt *pkt);
+	       struct dst_cache *cache, u16 src_port, struct sroce_pkt *pkt);
 
 /* mem.c - memory access checks and copies */
 struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, bool remote,

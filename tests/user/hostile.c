@@ -6,7 +6,7 @@
  * it must not be.  The provider posts and polls through kernel commands,
  * so every WR field given here reaches sroce_post_send as it is.
  *
- * Usage: sroce_hostile [DEVICE [CASES]]   (default sroce0, cases abcdefg)
+ * Usage: sroce_hostile [DEVICE [CASES]]   (default sroce0, cases abcdefgh)
  * Prints TAP; exits 0 iff every check passed.
  *
  * One device, loopback: two RC QPs of one PD connected to each other over
@@ -20,7 +20,10 @@
  *  d. bad lkeys, addresses and lengths, too many SGEs, wr_id patterns;
  *  e. RNR on RDMA WRITE with immediate and on SEND (IBA 9.7.5: recoverable);
  *  f. post_send racing modify_qp to ERR and to RESET, then dereg_mr;
- *  g. dereg_mr of an MR a WR stuck in RNR retries holds.
+ *  g. dereg_mr of an MR a WR stuck in RNR retries holds;
+ *  h. the mapped CQ rings (sroce-abi.h) scribbled by the process: a
+ *     consumer index far ahead makes the kernel see the ring full (a CQ
+ *     overrun, IBV_EVENT_CQ_ERR), nothing else; the other CQs still work.
  *
  * Each case runs in a child process with its own device context: a case
  * that crashes, or a kernel path that never returns, costs that case only,
@@ -1542,6 +1545,38 @@ static int rnr_one(struct dev *d, struct pair *p, enum ibv_wr_opcode op,
 	return ns == 1 ? 0 : -1;
 }
 
+/*
+ * RDMA WRITE WITH IMMEDIATE to a QP without remote write access and
+ * without a receive: the access error comes first (IBA 9.7.5.1.5's order,
+ * as rdma_rxe), not an RNR NAK that the requester, with rnr_retry 7,
+ * would retry for ever.
+ */
+static void rnr_no_access(struct dev *d, struct pair *p)
+{
+	struct ibv_qp_attr a = { .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
+	struct ibv_sge sge = { (uintptr_t)SRC(d), 8, d->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 0xacce55, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_wc wc = {};
+	int n = 0;
+
+	if (renew(d, p) ||
+	    ibv_modify_qp(p->qp[1], &a, IBV_QP_ACCESS_FLAGS)) {
+		ok(0, "e: a pair whose responder has no remote write access");
+		return;
+	}
+	wr.wr.rdma.remote_addr = (uintptr_t)DST(d);
+	wr.wr.rdma.rkey = d->mr->rkey;
+	if (!post_send1(p->qp[0], &wr))
+		n = poll_n(p->cq[0], &wc, 1, 3000 * scale);
+	ok(n == 1 && wc.status == IBV_WC_REM_ACCESS_ERR,
+	   "e: WRITE_WITH_IMM without access and without a receive: %s, not an endless RNR",
+	   n ? wcs(wc.status) : "no completion");
+}
+
 static void case_e(struct dev *d)
 {
 	struct pair p;
@@ -1554,6 +1589,7 @@ static void case_e(struct dev *d)
 	    !rnr_one(d, &p, IBV_WR_RDMA_WRITE_WITH_IMM, 5000) &&
 	    !rnr_one(d, &p, IBV_WR_SEND, 100))
 		rnr_one(d, &p, IBV_WR_SEND, 5000);
+	rnr_no_access(d, &p);
 	pair_close(&p);
 }
 
@@ -2077,6 +2113,104 @@ static int relay(char *line, int *results)
 	return 0;
 }
 
+/*
+ * The uverbs mappings of this process (/proc/self/maps): with only the
+ * pair's CQs mapped, they are the CQ rings.  Returns how many, up to max.
+ */
+static int uverbs_maps(uint8_t **addr, int max)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (strstr(line, "/dev/infiniband/uverbs") &&
+		    sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			addr[n++] = (uint8_t *)lo;
+	}
+	fclose(f);
+	return n;
+}
+
+/* An async event of type @type within @ms (the context's async fd). */
+static int async_event(struct dev *d, enum ibv_event_type type, int ms)
+{
+	struct pollfd pfd = { .fd = d->ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	int found = 0;
+
+	while (!found && poll(&pfd, 1, ms) == 1) {
+		if (ibv_get_async_event(d->ctx, &ev))
+			break;
+		found = ev.event_type == type;
+		ibv_ack_async_event(&ev);
+	}
+	return found;
+}
+
+static void case_h(struct dev *d)
+{
+	struct ibv_sge sge = { (uintptr_t)SRC(d), 8, d->mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	uint8_t *ring[4];
+	struct ibv_wc wc[8];
+	struct pair p;
+	int i, n, got = 0;
+
+	if (pair_open(d, &p, 4, 7)) {
+		ok(0, "h: a QP pair");
+		return;
+	}
+	n = uverbs_maps(ring, 4);
+	ok(n == 2, "h: both CQ rings are mapped (%d mappings)", n);
+	if (n != 2)
+		goto out;
+	/* Consumer (offset 64) far ahead of the producer (offset 0). */
+	for (i = 0; i < n; i++)
+		*(volatile uint32_t *)(ring[i] + 64) =
+			*(volatile uint32_t *)ring[i] + 100000;
+	wr.wr.rdma.remote_addr = (uintptr_t)DST(d);
+	wr.wr.rdma.rkey = d->mr->rkey;
+	for (i = 0; i < 3; i++) {
+		wr.wr_id = i;
+		if (post_send1(p.qp[0], &wr))
+			break;
+	}
+	ok(async_event(d, IBV_EVENT_CQ_ERR, 5000 * scale),
+	   "h: a consumer index far ahead: the kernel sees the ring full, IBV_EVENT_CQ_ERR");
+	got = poll_n(p.cq[0], wc, 8, 200);
+	diag("h: %d completions polled from the scribbled ring", got);
+	/* Every word of both headers and rings: garbage. */
+	for (i = 0; i < n; i++) {
+		uint32_t *w = (uint32_t *)ring[i];
+		unsigned int k;
+
+		for (k = 0; k < 4096 / 4; k++)
+			w[k] = 0xdeadbeef ^ (k * 2654435761u);
+	}
+	for (i = 0; i < 3; i++) {
+		wr.wr_id = 10 + i;
+		if (post_send1(p.qp[0], &wr))
+			break;
+	}
+	msleep(200);
+	got = poll_n(p.cq[0], wc, 8, 200);
+	diag("h: %d completions from a ring of garbage", got);
+out:
+	ok(!pair_close(&p), "h: the QPs and CQs of scribbled rings are destroyed");
+	n = uverbs_maps(ring, 4);
+	ok(n == 0, "h: their mappings are gone (%d left)", n);
+	still_works(d, &p, "h: after the scribbled rings");
+	pair_close(&p);
+}
+
 /* Run one case in a child; 1 if the run must stop (a child is stuck). */
 static int run_case(char letter, void (*fn)(struct dev *), const char *title)
 {
@@ -2196,8 +2330,9 @@ int main(int argc, char **argv)
 		{ 'e', case_e, "RNR on RDMA WRITE with immediate and on SEND is recovered" },
 		{ 'f', case_f, "post_send racing modify_qp to ERR and RESET, then dereg_mr" },
 		{ 'g', case_g, "dereg_mr of an MR held by a WR stuck in RNR retries" },
+		{ 'h', case_h, "mapped CQ rings scribbled by their process" },
 	};
-	const char *which = "abcdefg", *s = getenv("SROCE_TIMEOUT_SCALE");
+	const char *which = "abcdefgh", *s = getenv("SROCE_TIMEOUT_SCALE");
 	struct ibv_device **list;
 	unsigned int i;
 	int n, found = 0;
@@ -2207,7 +2342,7 @@ int main(int argc, char **argv)
 	if (argc > 2)
 		which = argv[2];
 	if (argc > 3 || (argc > 1 && argv[1][0] == '-')) {
-		fprintf(stderr, "usage: %s [DEVICE [CASES]]   (default sroce0 abcdefg)\n",
+		fprintf(stderr, "usage: %s [DEVICE [CASES]]   (default sroce0 abcdefgh)\n",
 			argv[0]);
 		return 2;
 	}

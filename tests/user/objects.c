@@ -93,6 +93,66 @@ static int to_rts(struct ibv_qp *qp, int sgid_index, union ibv_gid *dgid)
 			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
+/* Post @n receives to a QP in Error: each completes flushed at once. */
+static int flushed(struct ibv_qp *qp, uint64_t first, int n)
+{
+	struct ibv_recv_wr wr = {}, *bad;
+	int i, err = 0;
+
+	for (i = 0; i < n && !err; i++) {
+		wr.wr_id = first + i;
+		err = ibv_post_recv(qp, &wr, &bad);
+	}
+	return err;
+}
+
+/*
+ * ibv_resize_cq with completions waiting (a mapped CQ moves them to its
+ * new ring): up, then below the fill (EINVAL, IBA 11.2.9); every
+ * completion polls once, in order.
+ */
+static void resize(struct ibv_pd *pd)
+{
+	struct ibv_qp_init_attr qi = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	struct ibv_cq *cq = ibv_create_cq(pd->context, 4, NULL, NULL, 0);
+	struct ibv_wc wc[16];
+	struct ibv_qp *qp;
+	int n, i, err, order = 1;
+
+	ok(cq != NULL, "resize: ibv_create_cq of 4");
+	if (!cq)
+		return;
+	qi.send_cq = cq;
+	qi.recv_cq = cq;
+	qp = ibv_create_qp(pd, &qi);
+	if (!qp) {
+		ok(0, "resize: ibv_create_qp (%d)", errno);
+		ibv_destroy_cq(cq);
+		return;
+	}
+	err = ibv_modify_qp(qp, &qa, IBV_QP_STATE) ?: flushed(qp, 100, 3);
+	ok(!err, "resize: 3 completions waiting (%d)", err);
+	err = ibv_resize_cq(cq, 16);
+	ok(!err && cq->cqe >= 16, "resize: to 16 with 3 waiting (%d, cqe %d)",
+	   err, cq->cqe);
+	err = flushed(qp, 103, 6);
+	ok(!err, "resize: 6 more after it (%d)", err);
+	err = ibv_resize_cq(cq, 4);
+	ok(err == EINVAL, "resize: to 4 with 9 waiting: EINVAL (%d)", err);
+	n = ibv_poll_cq(cq, 16, wc);
+	for (i = 0; i < n; i++)
+		order &= wc[i].wr_id == 100 + (uint64_t)i &&
+			 wc[i].status == IBV_WC_WR_FLUSH_ERR;
+	ok(n == 9 && order, "resize: the 9 completions poll once, in order (%d)",
+	   n);
+	ok(!ibv_destroy_qp(qp) && !ibv_destroy_cq(cq), "resize: destroyed");
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = argc > 1 ? argv[1] : "sroce0";
@@ -271,6 +331,7 @@ int main(int argc, char **argv)
 	   wc.qp_num == qpn,
 	   "the destroyed QP's completion polls with its QP number (%d)", n);
 	ok(!ibv_destroy_cq(cq), "ibv_destroy_cq");
+	resize(pd);
 	ok(!ibv_destroy_comp_channel(ch), "ibv_destroy_comp_channel");
 	ok(!ibv_dereg_mr(mr), "ibv_dereg_mr");
 	ok(!ibv_dealloc_pd(pd), "ibv_dealloc_pd");

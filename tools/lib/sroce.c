@@ -5,15 +5,19 @@
  * libibverbs loads it through /etc/libibverbs.d/sroce.driver and matches
  * devices by the kernel's driver id (SROCE_DRIVER_ID), never by name.
  *
- * This first version runs every verb through the kernel's uverbs commands:
- * the uABI (include/uapi/rdma/sroce-abi.h) already describes mapped queues,
- * and the kernel says per object whether it mapped one (SROCE_MAPPED); no
- * current kernel does, so posting and polling are system calls for now.
+ * CQs are mapped (include/uapi/rdma/sroce-abi.h, SROCE_MAPPED): the kernel
+ * writes completions into a ring this library maps, and ibv_poll_cq reads
+ * them without a system call.  A kernel that does not map a CQ is polled
+ * through the uverbs command.  Posting still goes through the kernel's
+ * uverbs commands.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <rdma/sroce-abi.h>
 
@@ -30,7 +34,19 @@ struct sroce_context {
 struct sroce_cq {
 	struct verbs_cq vcq;
 	uint32_t flags;			/* enum sroce_queue_flags */
+	/* A mapped CQ: the ring, its size, and what we consumed. */
+	struct sroce_cq_ring *ring;
+	size_t ring_len;
+	uint32_t entries;
+	uint32_t cons;
+	pthread_spinlock_t lock;	/* ibv_poll_cq may run in threads */
 };
+
+static inline struct sroce_cq *to_scq(struct ibv_cq *ibcq)
+{
+	return (struct sroce_cq *)((char *)ibcq -
+		offsetof(struct sroce_cq, vcq.cq));
+}
 
 /*
  * The ibv_wr_* work-request API (ibv_qp_ex): WRs are built here between
@@ -68,9 +84,20 @@ static inline struct sroce_context *to_sctx(struct ibv_context *ibctx)
 		offsetof(struct sroce_context, vctx.context));
 }
 
-/* Responses: the core response, then ours. */
+/* Commands and responses: the core one, then ours. */
+struct sroce_cq_cmd {
+	struct ibv_create_cq core;
+	struct sroce_create_cq_cmd drv;
+};
+
 struct sroce_cq_resp {
 	struct ib_uverbs_create_cq_resp core;
+	struct sroce_create_cq_resp drv;
+};
+
+/* ibv_resize_cq answers as ibv_create_cq does (a new ring). */
+struct sroce_cq_resize_resp {
+	struct ib_uverbs_resize_cq_resp core;
 	struct sroce_create_cq_resp drv;
 };
 
@@ -163,45 +190,153 @@ static int sroce_dereg_mr(struct verbs_mr *vmr)
 	return err;
 }
 
+/* Map the ring the kernel made for @cq; false if it cannot be. */
+static int sroce_cq_map(struct ibv_context *ctx, struct sroce_cq *cq,
+			const struct sroce_create_cq_resp *drv)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len = sizeof(struct sroce_cq_ring) +
+		     (size_t)drv->entries * sizeof(struct ib_uverbs_wc);
+	void *p;
+
+	/* A power of two: the free-running indexes wrap onto the same slots. */
+	if (!drv->entries || (drv->entries & (drv->entries - 1)))
+		return EINVAL;
+	len = (len + page - 1) & ~(size_t)(page - 1);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, ctx->cmd_fd,
+		 (off_t)drv->mmap_offset);
+	if (p == MAP_FAILED)
+		return errno;
+	cq->ring = p;
+	cq->ring_len = len;
+	cq->entries = drv->entries;
+	cq->cons = 0;
+	return 0;
+}
+
 static struct ibv_cq *sroce_create_cq(struct ibv_context *ctx, int cqe,
 				      struct ibv_comp_channel *channel,
 				      int comp_vector)
 {
 	struct sroce_cq_resp resp = {};
-	struct ibv_create_cq cmd;
+	struct sroce_cq_cmd cmd = { .drv.flags = SROCE_MAPPED };
 	struct sroce_cq *cq;
 	int err;
 
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
+	err = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (err)
+		goto err_free;
 	err = ibv_cmd_create_cq(ctx, cqe, channel, comp_vector, &cq->vcq.cq,
-				&cmd, sizeof(cmd), &resp.core, sizeof(resp));
-	if (err) {
-		free(cq);
-		errno = err;
-		return NULL;
-	}
+				&cmd.core, sizeof(cmd), &resp.core,
+				sizeof(resp));
+	if (err)
+		goto err_lock;
 	cq->flags = resp.drv.flags;
+	if (cq->flags & SROCE_MAPPED) {
+		err = sroce_cq_map(ctx, cq, &resp.drv);
+		if (err) {
+			ibv_cmd_destroy_cq(&cq->vcq.cq);
+			goto err_lock;
+		}
+	}
 	return &cq->vcq.cq;
+
+err_lock:
+	pthread_spin_destroy(&cq->lock);
+err_free:
+	free(cq);
+	errno = err;
+	return NULL;
 }
 
-static int sroce_resize_cq(struct ibv_cq *cq, int cqe)
+/*
+ * ibv_poll_cq of a mapped CQ: the completions the kernel published before
+ * its producer index (acquire), then our consumer index (release), which
+ * tells the kernel those slots are free.
+ */
+static int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
-	struct ib_uverbs_resize_cq_resp resp;
-	struct ibv_resize_cq cmd;
+	struct sroce_cq *cq = to_scq(ibcq);
+	uint32_t prod;
+	int n;
 
-	return ibv_cmd_resize_cq(cq, cqe, &cmd, sizeof(cmd), &resp,
-				 sizeof(resp));
+	if (!cq->ring)
+		return ibv_cmd_poll_cq(ibcq, ne, wc);
+	pthread_spin_lock(&cq->lock);
+	prod = __atomic_load_n(&cq->ring->producer, __ATOMIC_ACQUIRE);
+	for (n = 0; n < ne && cq->cons != prod; n++, cq->cons++) {
+		const struct ib_uverbs_wc *u =
+			&cq->ring->cqe[cq->cons % cq->entries];
+		struct ibv_wc *w = &wc[n];
+
+		w->wr_id = u->wr_id;
+		w->status = u->status;
+		w->opcode = u->opcode;
+		w->vendor_err = u->vendor_err;
+		w->byte_len = u->byte_len;
+		w->imm_data = u->ex.imm_data;	/* or invalidated_rkey */
+		w->qp_num = u->qp_num;
+		w->src_qp = u->src_qp;
+		w->wc_flags = u->wc_flags;
+		w->pkey_index = u->pkey_index;
+		w->slid = u->slid;
+		w->sl = u->sl;
+		w->dlid_path_bits = u->dlid_path_bits;
+	}
+	if (n)
+		__atomic_store_n(&cq->ring->consumer, cq->cons,
+				 __ATOMIC_RELEASE);
+	pthread_spin_unlock(&cq->lock);
+	return n;
+}
+
+/*
+ * A mapped CQ moves to a new ring (the kernel copied what we had not
+ * polled to its start): map it, then unmap the old one.  Under the poll
+ * lock: no poll reads a ring in between.
+ */
+static int sroce_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	struct sroce_cq_resize_resp resp = {};
+	struct sroce_cq_ring *old = cq->ring;
+	size_t old_len = cq->ring_len;
+	struct ibv_resize_cq cmd;
+	int err;
+
+	pthread_spin_lock(&cq->lock);
+	err = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.core,
+				sizeof(resp));
+	if (!err && old) {
+		err = sroce_cq_map(ibcq->context, cq, &resp.drv);
+		munmap(old, old_len);
+		/*
+		 * The kernel writes only the new ring now: without it, polls
+		 * go to the kernel and fail (EOPNOTSUPP) rather than find the
+		 * CQ empty for ever.
+		 */
+		if (err)
+			cq->ring = NULL;
+	}
+	pthread_spin_unlock(&cq->lock);
+	return err;
 }
 
 static int sroce_destroy_cq(struct ibv_cq *ibcq)
 {
+	struct sroce_cq *cq = to_scq(ibcq);
 	int err = ibv_cmd_destroy_cq(ibcq);
 
-	if (!err)
-		free((struct sroce_cq *)ibcq);
-	return err;
+	if (err)
+		return err;
+	if (cq->ring)
+		munmap(cq->ring, cq->ring_len);
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+	return 0;
 }
 
 /* A new WR of the batch, with the fields every opcode sets. */
@@ -648,7 +783,7 @@ static const struct verbs_context_ops sroce_ctx_ops = {
 	.free_context = sroce_free_context,
 	.modify_qp = sroce_modify_qp,
 	.modify_srq = sroce_modify_srq,
-	.poll_cq = ibv_cmd_poll_cq,
+	.poll_cq = sroce_poll_cq,
 	.post_recv = ibv_cmd_post_recv,
 	.post_send = ibv_cmd_post_send,
 	.post_srq_recv = ibv_cmd_post_srq_recv,

@@ -17,6 +17,7 @@
 #define SROCE_ABI_USER_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_verbs.h>
 
 #define SROCE_ABI_VERSION	1
 
@@ -31,16 +32,46 @@
 #define SROCE_ROCEV2_UDP_DPORT	4791
 
 /*
- * Queue mapping.  A response whose flags have SROCE_MAPPED set describes a
- * ring the provider may mmap() at mmap_offset and use without system
- * calls.  Without the flag (all current kernels) the provider posts and
- * polls through the kernel commands (ibv_cmd_post_send and friends).
+ * Queue mapping.  A provider that can use a mapped ring asks for it with
+ * SROCE_MAPPED in the command's flags; a response whose flags have
+ * SROCE_MAPPED set describes a ring the provider mmap()s at mmap_offset
+ * and uses without system calls.  Without the flag the provider goes
+ * through the kernel commands (ibv_cmd_poll_cq and friends), as providers
+ * that do not know the flag always do.  Only CQs are mapped so far.
  */
 enum sroce_queue_flags {
 	SROCE_MAPPED = 1 << 0,
 };
 
-/* ibv_create_cq response, after the core response. */
+/* ibv_create_cq command, after the core command (optional: 0 flags). */
+struct sroce_create_cq_cmd {
+	__u32 flags;		/* enum sroce_queue_flags the provider can use */
+	__u32 reserved;		/* 0 */
+};
+
+/*
+ * A mapped CQ: this header, then `entries` completions in the uverbs
+ * layout (struct ib_uverbs_wc, as the poll command returns them), in
+ * PAGE_ALIGN(sizeof(struct sroce_cq_ring) + entries * 48) bytes.  Both
+ * indexes run freely; a completion's slot is its index modulo `entries`.
+ * The kernel writes a completion, then producer (a release store); the
+ * provider reads producer (an acquire load), the completions before it,
+ * then stores consumer.  The kernel reads consumer only to see the ring
+ * full (a CQ overrun, IB_EVENT_CQ_ERR): whatever the process writes there
+ * can only lose it its own completions.
+ */
+struct sroce_cq_ring {
+	__u32 producer;
+	__u32 reserved0[15];	/* producer and consumer: own cache lines */
+	__u32 consumer;
+	__u32 reserved1[15];
+	struct ib_uverbs_wc cqe[];
+};
+
+/*
+ * ibv_create_cq response, after the core response; ibv_resize_cq of a
+ * mapped CQ answers with one too (a new ring, the old one is unused).
+ */
 struct sroce_create_cq_resp {
 	__aligned_u64 mmap_offset;
 	__u32 entries;		/* ring entries (>= the requested cqe) */

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce user mappings: kernel memory that a process maps with mmap() on
+ * its uverbs file, at the offset of an rdma_user_mmap_entry (the mapped
+ * CQ rings of cq.c).
+ *
+ * Lifetime: the object that owns the memory removes its entry when it is
+ * destroyed; ib_core then calls sroce_mmap_free() once no mmap() is in
+ * progress on it.  A mapping that outlives the object keeps the pages
+ * themselves (remap_vmalloc_range() takes a reference on each), never the
+ * kernel's use of them: the owner stops writing before it removes the
+ * entry.
+ */
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "sroce.h"
+
+struct sroce_mmap_entry {
+	struct rdma_user_mmap_entry rdma;
+	void *buf;
+};
+
+/**
+ * sroce_mmap_alloc - zeroed memory that the process of @uctx may map
+ * @uctx: the user context
+ * @size: bytes (rounded up to pages)
+ * @entry: set to the entry, for rdma_user_mmap_entry_remove()
+ * @offset: set to the mmap() offset the provider is told
+ *
+ * Return: the memory, or an ERR_PTR.
+ */
+void *sroce_mmap_alloc(struct ib_ucontext *uctx, size_t size,
+		       struct rdma_user_mmap_entry **entry, u64 *offset)
+{
+	struct sroce_mmap_entry *e;
+	int err;
+
+	size = PAGE_ALIGN(size);
+	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
+	if (!e)
+		return ERR_PTR(-ENOMEM);
+	e->buf = vmalloc_user(size);
+	if (!e->buf) {
+		err = -ENOMEM;
+		goto err_entry;
+	}
+	err = rdma_user_mmap_entry_insert(uctx, &e->rdma, size);
+	if (err)
+		goto err_buf;
+	*entry = &e->rdma;
+	*offset = rdma_user_mmap_get_offset(&e->rdma);
+	return e->buf;
+
+err_buf:
+	vfree(e->buf);
+err_entry:
+	kfree(e);
+	return ERR_PTR(err);
+}
+
+/* ib_device_ops.mmap: the whole of one entry's memory, shared. */
+int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *entry;
+	struct sroce_mmap_entry *e;
+	int err;
+
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	/* Checks the offset and that the length is the entry's. */
+	entry = rdma_user_mmap_entry_get(uctx, vma);
+	if (!entry)
+		return -EINVAL;
+	e = container_of(entry, struct sroce_mmap_entry, rdma);
+	err = remap_vmalloc_range(vma, e->buf, 0);
+	rdma_user_mmap_entry_put(entry);
+	return err;
+}
+
+/* ib_device_ops.mmap_free: the entry was removed and is unused. */
+void sroce_mmap_free(struct rdma_user_mmap_entry *entry)
+{
+	struct sroce_mmap_entry *e = container_of(entry,
+						  struct sroce_mmap_entry,
+						  rdma);
+
+	vfree(e->buf);
+	kfree(e);
+}

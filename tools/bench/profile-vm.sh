@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# vms: 2
+# timeout: 1500
+#
+# Where the time goes (make profile): perf inside both VMs while perftest
+# runs a 64 KiB RDMA WRITE stream and a 64 B SEND stream, over sroce, then
+# over rdma_rxe for reference.  perf samples cpu-clock (TCG has no PMU)
+# on every CPU with call graphs; each VM writes the flat profile (self
+# time per symbol, kernel and user) of each run to
+# $SHARED/profile-STACK-RUN-vmN.txt.  A measurement, not a test.
+# SROCE_ARG_PROFILE_STACKS (make profile STACKS=sroce,rxe) chooses the stacks,
+# SROCE_ARG_PROFILE_SECONDS each run's length (default 20).
+. tests/lib/vm.sh
+
+PERF_SECONDS=${SROCE_ARG_PROFILE_SECONDS:-20}
+SROCE_ARG_PROFILE_STACKS=${SROCE_ARG_PROFILE_STACKS:-sroce,rxe}
+
+# profile STACK RUN PORT COL ARGS...: perftest under perf on both VMs.
+profile() {
+	local stack=$1 run=$2 port=$3 col=$4 pid out
+	shift 4
+	out=$SHARED/profile-$stack-$run-vm$VM_ID.txt
+	vm_barrier "prof-$stack-$run"
+	perf record -q -e cpu-clock -F 997 -a -g -o "/tmp/perf-$run.data" \
+		> /tmp/perf-rec.out 2>&1 &
+	pid=$!
+	sleep 1
+	if perf_pair "$port" "$col" "$@" -d "$DEV" -x "$g" -F; then
+		[ "$VM_ID" = 1 ] && diag "$stack $run: $(perf_row /tmp/cli.out | awk -v c="$col" '{ print $c }')"
+	else
+		diag "$stack $run: perftest failed"
+	fi
+	kill -INT "$pid"
+	wait "$pid"
+	{
+		echo "# $stack $run, VM $VM_ID: $*"
+		perf report -q -i "/tmp/perf-$run.data" --no-children \
+			--sort dso,sym --percent-limit 0.5 -g none 2>/dev/null |
+			head -60
+	} > "$out"
+	check "$stack $run: a profile in $(basename "$out")" test -s "$out"
+	rm -f "/tmp/perf-$run.data"
+}
+
+runs() {	# runs STACK PORTBASE
+	profile "$1" write64k $(($2 + 1)) 4 ib_write_bw -s 65536 -D "$PERF_SECONDS"
+	profile "$1" send64 $(($2 + 2)) 5 ib_send_bw -s 64 -D "$PERF_SECONDS"
+}
+
+check "perf runs in the guest" perf --version
+port=19500
+for stack in ${SROCE_ARG_PROFILE_STACKS//,/ }; do
+	stack_up "$stack"
+	vm_barrier "$stack-up"
+	runs "$stack" "$port"
+	vm_barrier "$stack-done"
+	stack_down "$stack"
+	port=$((port + 100))
+done
+tap_done
