@@ -118,7 +118,10 @@ static void resize(struct ibv_pd *pd)
 		.cap = { .max_send_wr = 4, .max_recv_wr = 16,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	struct ibv_qp_attr qa = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE,
+	};
 	struct ibv_cq *cq = ibv_create_cq(pd->context, 4, NULL, NULL, 0);
 	struct ibv_wc wc[16];
 	struct ibv_qp *qp;
@@ -135,7 +138,12 @@ static void resize(struct ibv_pd *pd)
 		ibv_destroy_cq(cq);
 		return;
 	}
-	err = ibv_modify_qp(qp, &qa, IBV_QP_STATE) ?: flushed(qp, 100, 3);
+	/* RESET -> INIT -> ERR (ib_core has no RESET -> ERR). */
+	err = ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	qa.qp_state = IBV_QPS_ERR;
+	err = err ?: ibv_modify_qp(qp, &qa, IBV_QP_STATE);
+	err = err ?: flushed(qp, 100, 3);
 	ok(!err, "resize: 3 completions waiting (%d)", err);
 	err = ibv_resize_cq(cq, 16);
 	ok(!err && cq->cqe >= 16, "resize: to 16 with 3 waiting (%d, cqe %d)",
