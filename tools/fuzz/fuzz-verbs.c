@@ -1708,6 +1708,18 @@ static void op_query(struct thr *t)
 	record(t, OP_QUERY, err < 0 ? errno_or(ERRMAX) : err);
 }
 
+/* Is @q known to be attached to (@g, @lid)? */
+static int mcast_known(const struct fqp *q, const union ibv_gid *g,
+		       uint16_t lid)
+{
+	int k;
+
+	for (k = 0; k < q->nmg; k++)
+		if (!memcmp(&q->mg[k], g, sizeof(*g)) && q->mlid[k] == lid)
+			return 1;
+	return 0;
+}
+
 /* Drop (@g, @lid) from the groups @q is known to be attached to. */
 static void mcast_forget(struct fqp *q, const union ibv_gid *g, uint16_t lid)
 {
@@ -1746,8 +1758,12 @@ static void op_mcast(struct thr *t)
 		record(t, OP_MCAST, err);
 		/* Remembered, so that teardown can detach (ib_core keeps an
 		 * attached QP from being destroyed: EBUSY).  uverbs matches a
-		 * detach on the GID and the LID.
+		 * detach on the GID and the LID, and attaching a pair it
+		 * already has succeeds without a second entry: remembered
+		 * once, never detached here.
 		 */
+		if (!err && mcast_known(&t->qp[i], &g, lid))
+			return;
 		if (!err && t->qp[i].nmg < 4) {
 			t->qp[i].mlid[t->qp[i].nmg] = lid;
 			t->qp[i].mg[t->qp[i].nmg++] = g;
