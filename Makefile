@@ -90,9 +90,9 @@ $(BUILD)/tests/sroce_wire_target: tests/user/wire-target.c
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
 
-$(BUILD)/tests/sroce_hostile: tests/user/hostile.c
+$(BUILD)/tests/sroce_hostile: tests/user/hostile.c include/uapi/rdma/sroce-abi.h
 	@mkdir -p $(BUILD)/tests
-	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs -lpthread
+	$(CC) $(PROVIDER_CFLAGS) -Iinclude/uapi -o $@ $< -libverbs -lpthread
 
 $(BUILD)/tests/sroce_fuzz_verbs: tools/fuzz/fuzz-verbs.c
 	@mkdir -p $(BUILD)/tests

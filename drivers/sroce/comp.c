@@ -187,6 +187,7 @@ void sroce_comp_run(struct sroce_qp *qp)
 		 */
 		spin_lock_irqsave(&qp->sq.lock, flags);
 		qp->sq.head++;
+		sroce_uring_publish(&qp->sq);
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
 		if (signaled) {
 			trace_sroce_complete(qp, &wc);

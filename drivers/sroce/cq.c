@@ -73,26 +73,6 @@ static void sroce_wc_to_user(struct ib_uverbs_wc *u, const struct ib_wc *wc)
 	u->reserved = 0;
 }
 
-/* The provider's command: what it can use (none from old providers). */
-static int sroce_cq_cmd(struct ib_udata *udata, struct sroce_create_cq_cmd *cmd)
-{
-	int err;
-
-	memset(cmd, 0, sizeof(*cmd));
-	if (!udata || !udata->inlen)
-		return 0;
-	if (udata->inlen > sizeof(*cmd) &&
-	    !ib_is_udata_cleared(udata, sizeof(*cmd),
-				 udata->inlen - sizeof(*cmd)))
-		return -EOPNOTSUPP;
-	err = ib_copy_from_udata(cmd, udata, min(udata->inlen, sizeof(*cmd)));
-	if (err)
-		return err;
-	if ((cmd->flags & ~SROCE_MAPPED) || cmd->reserved)
-		return -EOPNOTSUPP;
-	return 0;
-}
-
 /* The ring of a mapped CQ, in memory the process maps at resp->mmap_offset. */
 static int sroce_cq_map(struct sroce_cq *cq, struct ib_udata *udata,
 			struct sroce_create_cq_resp *resp)
@@ -117,7 +97,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct sroce_dev *sdev = to_sdev(ibcq->device);
 	struct sroce_create_cq_resp resp = { .entries = attr->cqe };
 	struct sroce_cq *cq = to_scq(ibcq);
-	struct sroce_create_cq_cmd cmd;
+	u32 map;
 	int err;
 
 	if (attr->flags)
@@ -126,7 +106,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EINVAL;
 	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
-	err = sroce_cq_cmd(udata, &cmd);
+	err = sroce_map_cmd(udata, &map);
 	if (err)
 		return err;
 	if (!sroce_charge(&sdev->nr_cq, SROCE_MAX_CQ))
@@ -138,7 +118,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	 * indexes then name the same slots across their wrap (IBA allows a
 	 * CQ larger than asked for; ibcq->cqe says how large).
 	 */
-	cq->size = (cmd.flags & SROCE_MAPPED) ?
+	cq->size = (map & SROCE_MAPPED) ?
 		   roundup_pow_of_two(attr->cqe) : attr->cqe;
 	ibcq->cqe = cq->size;
 	resp.entries = cq->size;
@@ -146,7 +126,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		err = -ENOMEM;
 		goto err_count;
 	}
-	if (cmd.flags & SROCE_MAPPED) {
+	if (map & SROCE_MAPPED) {
 		err = sroce_cq_map(cq, udata, &resp);
 		if (err)
 			goto err_count;

@@ -2,7 +2,7 @@
 /*
  * sroce user mappings: kernel memory that a process maps with mmap() on
  * its uverbs file, at the offset of an rdma_user_mmap_entry (the mapped
- * CQ rings of cq.c).
+ * CQ rings of cq.c, the work queue rings of uring.c).
  *
  * Lifetime: the object that owns the memory removes its entry when it is
  * destroyed; ib_core then calls sroce_mmap_free() once no mmap() is in
@@ -16,6 +16,41 @@
 #include <linux/vmalloc.h>
 
 #include "sroce.h"
+
+/**
+ * sroce_map_cmd - what a create command's provider can use
+ * @udata: the command's (NULL for kernel objects)
+ * @flags: set to the enum sroce_queue_flags asked for (0 from providers
+ *         that send no command of ours)
+ *
+ * The create commands of CQs, QPs and SRQs share one layout: flags, then
+ * a reserved word.  Bits and bytes we do not know are refused, so that
+ * they can mean something later.
+ *
+ * Return: 0, -EOPNOTSUPP or -EFAULT.
+ */
+int sroce_map_cmd(struct ib_udata *udata, u32 *flags)
+{
+	struct sroce_create_cq_cmd cmd = {};
+	int err;
+
+	BUILD_BUG_ON(sizeof(struct sroce_create_qp_cmd) != sizeof(cmd) ||
+		     sizeof(struct sroce_create_srq_cmd) != sizeof(cmd));
+	*flags = 0;
+	if (!udata || !udata->inlen)
+		return 0;
+	if (udata->inlen > sizeof(cmd) &&
+	    !ib_is_udata_cleared(udata, sizeof(cmd),
+				 udata->inlen - sizeof(cmd)))
+		return -EOPNOTSUPP;
+	err = ib_copy_from_udata(&cmd, udata, min(udata->inlen, sizeof(cmd)));
+	if (err)
+		return err;
+	if ((cmd.flags & ~SROCE_MAPPED) || cmd.reserved)
+		return -EOPNOTSUPP;
+	*flags = cmd.flags;
+	return 0;
+}
 
 struct sroce_mmap_entry {
 	struct rdma_user_mmap_entry rdma;

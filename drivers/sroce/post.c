@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * sroce work queues: posting receive WRs, flushing (post_send is the
- * requester's, req.c).
+ * requester's, req.c; the rings of mapped queues are uring.c's).
  *
  * A queue is a ring of fixed-size slots under its own lock.  A WR is
  * accepted or refused as a whole (IBA 11.4.1.1): a refused WR and all after
@@ -30,6 +30,7 @@ int sroce_queue_init(struct sroce_queue *q, u32 size, u32 stride, u32 max_sge)
 
 void sroce_queue_free(struct sroce_queue *q)
 {
+	sroce_uring_free(q);
 	kvfree(q->buf);
 	q->buf = NULL;
 }
@@ -50,6 +51,47 @@ void sroce_flush_wr(struct sroce_qp *qp, struct ib_cq *ibcq, u64 wr_id,
 	};
 
 	sroce_cq_complete(to_scq(ibcq), &wc, false);
+}
+
+/*
+ * The entries of a mapped queue not taken yet complete flushed, one at a
+ * time outside the queue's lock (a completion handler may post), one
+ * ring's worth at most: an honest provider has no more, and a process
+ * that writes more gets them flushed by its next doorbell, at its cost.
+ */
+static void sroce_uring_flush(struct sroce_qp *qp, struct sroce_queue *q,
+			      struct ib_cq *ibcq, bool recv)
+{
+	unsigned long flags;
+	u64 wr_id;
+	u32 n;
+
+	for (n = 0; n < q->size; n++) {
+		bool more;
+
+		spin_lock_irqsave(&q->lock, flags);
+		more = sroce_uring_flush_one(q, &wr_id);
+		spin_unlock_irqrestore(&q->lock, flags);
+		if (!more)
+			return;
+		sroce_flush_wr(qp, ibcq, wr_id, recv);
+	}
+}
+
+/**
+ * sroce_uring_doorbell_err - a doorbell on a mapped queue of a QP in Error
+ * @qp: the QP (process context: the doorbell is a uverbs command)
+ *
+ * IBA 10.3.1: a WR posted in Error completes flushed.  It does so before
+ * the doorbell returns, as a WR posted through the command would: a
+ * process that moves the QP to RESET next finds no WR left to drop.
+ */
+void sroce_uring_doorbell_err(struct sroce_qp *qp)
+{
+	spin_lock_bh(&qp->lock);
+	if (qp->state == IB_QPS_ERR)
+		sroce_qp_flush(qp);
+	spin_unlock_bh(&qp->lock);
 }
 
 /**
@@ -84,9 +126,12 @@ void sroce_qp_flush(struct sroce_qp *qp)
 	}
 	spin_lock_irqsave(&q->lock, flags);
 	q->head = tail;
+	sroce_uring_publish(q);
 	spin_unlock_irqrestore(&q->lock, flags);
 	qp->req.idx = tail;
 	qp->req.rd_inflight = 0;
+	if (q->ring)
+		sroce_uring_flush(qp, q, qp->ibqp.send_cq, false);
 
 	q = &qp->rq;
 	if (!q->buf)
@@ -102,7 +147,10 @@ void sroce_qp_flush(struct sroce_qp *qp)
 	}
 	spin_lock_irqsave(&q->lock, flags);
 	q->head = tail;
+	sroce_uring_publish(q);
 	spin_unlock_irqrestore(&q->lock, flags);
+	if (q->ring)
+		sroce_uring_flush(qp, q, qp->ibqp.recv_cq, true);
 }
 
 /* Queue one receive WR (its SGE count checked), with q->lock held. */
@@ -113,6 +161,7 @@ static void sroce_recv_wqe_put(struct sroce_queue *q,
 
 	wqe->wr_id = wr->wr_id;
 	wqe->num_sge = wr->num_sge;
+	wqe->bad = false;
 	memcpy(wqe->sge, wr->sg_list, wr->num_sge * sizeof(*wr->sg_list));
 	q->tail++;
 }
@@ -123,13 +172,22 @@ static void sroce_recv_wqe_put(struct sroce_queue *q,
  * @wr: the first WR
  * @bad_wr: set to the first WR not queued
  *
- * Return: 0, -EINVAL (too many SGEs) or -ENOMEM (queue full).
+ * A mapped queue takes WRs from its ring only: the command has none to
+ * post (a provider's doorbell) or is refused.
+ *
+ * Return: 0, -EINVAL (too many SGEs, a mapped queue) or -ENOMEM (queue
+ * full).
  */
 int sroce_queue_post_recv(struct sroce_queue *q, const struct ib_recv_wr *wr,
 			  const struct ib_recv_wr **bad_wr)
 {
 	unsigned long flags;
 	int err = 0;
+
+	if (q->ring && wr) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 
 	spin_lock_irqsave(&q->lock, flags);
 	for (; wr; wr = wr->next) {
@@ -172,10 +230,14 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
-	if (!q->buf) {		/* an SRQ's QP: IBA 10.8.2, an immediate error */
+	if (!q->buf || (q->ring && wr)) {
+		/* An SRQ's QP (IBA 10.8.2), or a ring the WRs go through. */
 		*bad_wr = wr;
 		return -EINVAL;
 	}
+	/* A doorbell: in Error, what the ring holds completes flushed. */
+	if (q->ring && READ_ONCE(qp->state) == IB_QPS_ERR)
+		sroce_uring_doorbell_err(qp);
 	for (; wr; wr = wr->next) {
 		enum ib_qp_state state;
 		bool flush = false;

@@ -24,8 +24,20 @@ static int sroce_check_caps(struct ib_qp_init_attr *init)
 	return 0;
 }
 
+/*
+ * Queue sizes: as asked, or for a mapped queue the power of two at or
+ * above (its ring's free-running indexes then name the same slots across
+ * their wrap; Create QP answers with what it made, which may be more).
+ */
+static u32 sroce_wq_size(u32 wr, bool mapped)
+{
+	wr = max_t(u32, wr, 1);
+	return mapped ? roundup_pow_of_two(wr) : wr;
+}
+
 static int sroce_qp_alloc_queues(struct sroce_qp *qp,
-				 struct ib_qp_init_attr *init)
+				 struct ib_qp_init_attr *init, bool map_sq,
+				 bool map_rq)
 {
 	struct ib_qp_cap *cap = &init->cap;
 	u32 sge, stride;
@@ -35,7 +47,7 @@ static int sroce_qp_alloc_queues(struct sroce_qp *qp,
 	stride = ALIGN(struct_size_t(struct sroce_send_wqe, sge,
 				     cap->max_send_sge) +
 		       cap->max_inline_data, 8);
-	err = sroce_queue_init(&qp->sq, max_t(u32, cap->max_send_wr, 1),
+	err = sroce_queue_init(&qp->sq, sroce_wq_size(cap->max_send_wr, map_sq),
 			       stride, cap->max_send_sge);
 	if (err)
 		return err;
@@ -45,8 +57,8 @@ static int sroce_qp_alloc_queues(struct sroce_qp *qp,
 		sge = max_t(u32, cap->max_recv_sge, 1);
 		stride = sizeof(struct sroce_recv_wqe) + sge * sizeof(struct ib_sge);
 		err = sroce_queue_init(&qp->rq,
-				       max_t(u32, cap->max_recv_wr, 1), stride,
-				       cap->max_recv_sge);
+				       sroce_wq_size(cap->max_recv_wr, map_rq),
+				       stride, cap->max_recv_sge);
 		if (err) {
 			sroce_queue_free(&qp->sq);
 			return err;
@@ -59,7 +71,10 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibqp->device);
+	struct sroce_create_qp_resp resp = {};
 	struct sroce_qp *qp = to_sqp(ibqp);
+	bool map_sq, map_rq;
+	u32 map;
 	int err;
 
 	switch (init->qp_type) {
@@ -78,6 +93,13 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = sroce_check_caps(init);
 	if (err)
 		return err;
+	err = sroce_map_cmd(udata, &map);
+	if (err)
+		return err;
+	/* A UD SQ names address handles, which only the command can. */
+	map_sq = (map & SROCE_MAPPED) && (init->qp_type == IB_QPT_RC ||
+					 init->qp_type == IB_QPT_UC);
+	map_rq = (map & SROCE_MAPPED) && !init->srq;
 
 	mutex_init(&qp->state_lock);
 	qp->state = IB_QPS_RESET;
@@ -90,20 +112,32 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			       GFP_KERNEL_ACCOUNT);
 	if (!qp->resp.wqe)
 		return -ENOMEM;
-	err = sroce_qp_alloc_queues(qp, init);
+	err = sroce_qp_alloc_queues(qp, init, map_sq, map_rq);
 	if (err)
 		goto err_wqe;
+	if (map_sq) {
+		err = sroce_uring_init(&qp->sq, udata, qp->max_inline, true,
+				       &resp.sq_mmap_offset);
+		if (err)
+			goto err_queues;
+		resp.flags = SROCE_MAPPED;
+		resp.sq_stride = qp->sq.ustride;
+	}
+	if (map_rq) {
+		err = sroce_uring_init(&qp->rq, udata, 0, false,
+				       &resp.rq_mmap_offset);
+		if (err)
+			goto err_queues;
+		resp.rq_flags = SROCE_MAPPED;
+		resp.rq_stride = qp->rq.ustride;
+	}
 	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL_ACCOUNT);
 	if (err)
 		goto err_queues;
 
 	if (udata) {
-		/* Not mapped (yet): the provider posts through the kernel. */
-		struct sroce_create_qp_resp resp = {
-			.sq_entries = qp->sq.size,
-			.rq_entries = qp->rq.size,
-		};
-
+		resp.sq_entries = qp->sq.size;
+		resp.rq_entries = qp->rq.size;
 		err = ib_copy_to_udata(udata, &resp,
 				       min(udata->outlen, sizeof(resp)));
 		if (err)
@@ -286,7 +320,7 @@ void sroce_qp_error(struct sroce_qp *qp)
  * Going back to RESET empties both queues without completions (10.3.1);
  * the WQEs give back their MRs.
  */
-static void sroce_qp_reset(struct sroce_qp *qp)
+static void sroce_qp_reset(struct sroce_qp *qp, enum ib_qp_state cur)
 {
 	u32 i;
 
@@ -302,11 +336,13 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 		sroce_wqe_release(sroce_queue_slot(&qp->sq, i));
 	qp->sq.head = 0;
 	qp->sq.tail = 0;
+	sroce_uring_reset(&qp->sq, true, cur != IB_QPS_ERR);
 	spin_unlock_irq(&qp->sq.lock);
 	if (qp->rq.buf) {
 		spin_lock_irq(&qp->rq.lock);
 		qp->rq.head = 0;
 		qp->rq.tail = 0;
+		sroce_uring_reset(&qp->rq, false, cur != IB_QPS_ERR);
 		spin_unlock_irq(&qp->rq.lock);
 	}
 	sroce_resp_reset(qp);
@@ -385,8 +421,16 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		err = -EINVAL;
 		goto out;
 	}
+	/*
+	 * A WR posted to a mapped queue in Error whose doorbell has not come
+	 * yet still completes flushed (IBA 10.3.1), as one posted through the
+	 * command did, before RESET drops what is left.
+	 */
+	if (next == IB_QPS_RESET && cur == IB_QPS_ERR &&
+	    (qp->sq.ring || qp->rq.ring))
+		sroce_qp_flush(qp);
 	if (next == IB_QPS_RESET && cur != IB_QPS_RESET)
-		sroce_qp_reset(qp);
+		sroce_qp_reset(qp, cur);
 	sroce_apply_attr(qp, attr, mask, &av);
 	sroce_qp_engine_attr(qp, mask, cur, next);
 	if (next == IB_QPS_ERR) {

@@ -338,16 +338,24 @@ static void sroce_req_halt(struct sroce_qp *qp)
  * @qp: the QP, with qp->lock held
  * @budget: packets at most
  *
+ * A mapped SQ (uring.c) is looked at whenever the requester reaches the
+ * end of what it has; a WQE that completes without a packet (a local
+ * operation, an error) costs the budget too, so that a process that keeps
+ * its ring full cannot keep the engine here.
+ *
  * Return: true if work is left that the budget stopped.
  */
 bool sroce_req_run(struct sroce_qp *qp, int budget)
 {
 	struct sroce_req *req = &qp->req;
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
-	bool completed = false;
+	bool completed, dry;
 	int err;
 
 	lockdep_assert_held(&qp->lock);
+again:
+	completed = false;
+	dry = false;		/* stopped because nothing is left to send */
 	while (budget > 0) {
 		struct sroce_send_wqe *wqe;
 		enum ib_qp_state state = qp->state;
@@ -357,8 +365,11 @@ bool sroce_req_run(struct sroce_qp *qp, int budget)
 		if (qp->comp.rnr_wait)
 			break;
 		/* Pairs with post_send's release: the WQE is complete. */
-		if (req->idx == smp_load_acquire(&qp->sq.tail))
+		if (req->idx == smp_load_acquire(&qp->sq.tail) &&
+		    !(qp->sq.ring && sroce_sq_take(qp, budget))) {
+			dry = true;
 			break;
+		}
 		/*
 		 * After a WQE that failed locally nothing later starts: the QP
 		 * enters Error when it completes (IBA 10.3.1); the WQEs before
@@ -379,6 +390,7 @@ bool sroce_req_run(struct sroce_qp *qp, int budget)
 			if (wqe->status != IB_WC_SUCCESS)
 				sroce_req_halt(qp);
 			completed = true;
+			budget--;
 			continue;
 		}
 		if (rc && sroce_psn_diff(req->psn, qp->comp.psn) >=
@@ -408,6 +420,16 @@ bool sroce_req_run(struct sroce_qp *qp, int budget)
 	}
 	if (completed)
 		sroce_comp_run(qp);
+	/*
+	 * A mapped SQ run dry: will a doorbell be needed?  Only then: a
+	 * requester stopped by the window, an RNR wait or a fence is run
+	 * again by what stopped it.
+	 */
+	if (dry && budget > 0 && qp->sq.ring &&
+	    req->idx == READ_ONCE(qp->sq.tail) &&
+	    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
+	    sroce_sq_idle(qp))
+		goto again;
 	return budget <= 0;
 }
 
@@ -526,7 +548,8 @@ void sroce_tx_work(struct work_struct *work)
 		sroce_qp_kick(qp);
 }
 
-static bool sroce_wr_ok(struct sroce_qp *qp, const struct ib_send_wr *wr)
+/* Is @wr one the QP's type carries?  (Also for mapped SQs, uring.c.) */
+bool sroce_wr_ok(struct sroce_qp *qp, const struct ib_send_wr *wr)
 {
 	/*
 	 * Inline data is the payload of a SEND or an RDMA WRITE; a READ or
@@ -606,8 +629,8 @@ static int sroce_inline_fetch(struct sroce_qp *qp, const struct ib_send_wr *wr,
  * SGE the WR uses are written (an SGE of length 0 holds no MR), and inline
  * data has its own area of the slot, never read as SGEs.
  */
-static int sroce_wqe_fill(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
-			  const struct ib_send_wr *wr, const u8 *inl, u32 inl_len)
+int sroce_wqe_fill(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
+		   const struct ib_send_wr *wr, const u8 *inl, u32 inl_len)
 {
 	int access = 0;
 	u64 len = 0;
@@ -704,8 +727,12 @@ static int sroce_wqe_fill(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
  * @wr: the first WR
  * @bad_wr: set to the first WR not queued
  *
- * Return: 0, -EINVAL (QP state, opcode, SGEs, inline size), -ENOMEM (SQ
- * full) or -EFAULT (user inline data).
+ * A mapped SQ takes WRs from its ring only (uring.c): the command has
+ * none (the provider's doorbell: the WRs in the ring are taken and the
+ * requester runs) or is refused.
+ *
+ * Return: 0, -EINVAL (QP state, opcode, SGEs, inline size, a mapped SQ),
+ * -ENOMEM (SQ full) or -EFAULT (user inline data).
  */
 int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr)
@@ -719,9 +746,21 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	int err = 0;
 
 	/* IBA 10.8.2: posting to a SQ that is not yet RTS is an error. */
-	if (state < IB_QPS_RTS) {
+	if (state < IB_QPS_RTS || (qp->sq.ring && wr)) {
 		*bad_wr = wr;
 		return -EINVAL;
+	}
+	if (qp->sq.ring) {
+		/* The doorbell; in Error the ring's WRs complete flushed. */
+		spin_lock_irqsave(&qp->sq.lock, flags);
+		state = READ_ONCE(qp->state);
+		if (state >= IB_QPS_RTS && state != IB_QPS_ERR)
+			sroce_sq_pull(qp, SROCE_REQ_BUDGET);
+		spin_unlock_irqrestore(&qp->sq.lock, flags);
+		if (state == IB_QPS_ERR) {
+			sroce_uring_doorbell_err(qp);
+			return 0;
+		}
 	}
 	for (; wr; wr = wr->next) {
 		bool flush = false;

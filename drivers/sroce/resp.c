@@ -68,6 +68,9 @@ static bool sroce_resp_get_wqe(struct sroce_qp *qp)
 	unsigned long flags;
 
 	spin_lock_irqsave(&q->lock, flags);
+	/* What the process posted to a mapped queue since the last look. */
+	if (q->ring)
+		sroce_rq_pull(q);
 	if (q->head == q->tail) {
 		spin_unlock_irqrestore(&q->lock, flags);
 		return false;
@@ -76,6 +79,7 @@ static bool sroce_resp_get_wqe(struct sroce_qp *qp)
 	memcpy(qp->resp.wqe, wqe, sizeof(*wqe) +
 	       wqe->num_sge * sizeof(struct ib_sge));
 	q->head++;
+	sroce_uring_publish(q);
 	/* IBA 10.2.9.3: the limit event fires once, then is disarmed. */
 	if (srq && srq->limit && q->tail - q->head < srq->limit) {
 		srq->limit = 0;
@@ -413,6 +417,26 @@ static bool sroce_resp_seq_ok(struct sroce_qp *qp, u32 info)
 	return false;
 }
 
+/*
+ * A SEND cannot be placed: -EINVAL (too long for the WQE), -EBADMSG (a
+ * malformed WQE) or a protection error.  IBA 9.9.3.1.3: the receive WQE
+ * completes in error, the requester gets a NAK, the QP enters Error.
+ */
+static void sroce_resp_send_fail(struct sroce_qp *qp, struct sroce_pkt *pkt,
+				 bool rc, int err)
+{
+	sroce_resp_wqe_error(qp, err == -EINVAL ? IB_WC_LOC_LEN_ERR :
+				 err == -EBADMSG ? IB_WC_LOC_QP_OP_ERR :
+						   IB_WC_LOC_PROT_ERR);
+	qp->resp.cur = 0;
+	if (rc)
+		sroce_resp_fatal(qp, pkt->psn, err == -EINVAL ?
+				 SROCE_NAK_INV_REQ : SROCE_NAK_REM_OP);
+	else
+		sroce_qp_error(qp);
+	pkt->failed = true;
+}
+
 static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			    bool rc)
 {
@@ -439,6 +463,11 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			pkt->rnr = true;
 			return;
 		}
+		/* A malformed entry of a mapped RQ (uring.c). */
+		if (resp->wqe->bad) {
+			sroce_resp_send_fail(qp, pkt, rc, -EBADMSG);
+			return;
+		}
 		resp->offset = 0;
 		resp->cur = 'S';
 	}
@@ -447,16 +476,7 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	err = sroce_sge_copy(qp, resp->wqe->sge, resp->wqe->num_sge,
 			     resp->offset, pkt->payload, pkt->paylen, true);
 	if (err) {
-		/* IBA 9.9.3.1.3: local length/protection error, remote NAK. */
-		sroce_resp_wqe_error(qp, err == -EINVAL ? IB_WC_LOC_LEN_ERR :
-						       IB_WC_LOC_PROT_ERR);
-		resp->cur = 0;
-		if (rc)
-			sroce_resp_fatal(qp, pkt->psn, err == -EINVAL ?
-					 SROCE_NAK_INV_REQ : SROCE_NAK_REM_OP);
-		else
-			sroce_qp_error(qp);
-		pkt->failed = true;
+		sroce_resp_send_fail(qp, pkt, rc, err);
 		return;
 	}
 	resp->offset += pkt->paylen;
@@ -522,6 +542,11 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				       (qp->attr.min_rnr_timer & 0x1f));
 		}
 		pkt->rnr = true;
+		return;
+	}
+	/* A malformed entry of a mapped RQ (uring.c), before any data. */
+	if ((pkt->info & SROCE_H_IMM) && resp->wqe->bad) {
+		sroce_resp_send_fail(qp, pkt, rc, -EBADMSG);
 		return;
 	}
 	if (pkt->info & SROCE_F_FIRST) {
@@ -693,6 +718,12 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	}
 	if (!sroce_resp_get_wqe(qp)) {
 		sroce_count(sdev, SROCE_CNT_UD_DROP);
+		return;
+	}
+	/* A malformed entry of a mapped RQ (uring.c): a QP error. */
+	if (qp->resp.wqe->bad) {
+		sroce_resp_wqe_error(qp, IB_WC_LOC_QP_OP_ERR);
+		sroce_qp_error(qp);
 		return;
 	}
 	/*

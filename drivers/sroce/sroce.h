@@ -13,7 +13,8 @@
  *   qp.c      QP objects and the IBA QP state machine
  *   post.c    work request queues (post_recv, flush)
  *   mr.c      memory regions
- *   mmap.c    kernel memory user space maps (mapped CQ rings)
+ *   mmap.c    kernel memory user space maps (mapped rings)
+ *   uring.c   mapped work queues: SQ, RQ and SRQ rings without system calls
  * Transport engine:
  *   hdr.h     RoCEv2 wire format, opcode table, PSN arithmetic
  *   net.c     UDP 4791 socket, transmit, receive, ICRC
@@ -413,9 +414,14 @@ struct sroce_send_wqe {
 	struct sroce_sge sge[];
 };
 
+/*
+ * A posted receive WR.  @bad: taken from a mapped ring malformed (too many
+ * SGEs); it completes with IB_WC_LOC_QP_OP_ERR when a message needs it.
+ */
 struct sroce_recv_wqe {
 	u64 wr_id;
 	u32 num_sge;
+	bool bad;
 	struct ib_sge sge[];
 };
 
@@ -426,6 +432,12 @@ struct sroce_recv_wqe {
  * @max_sge: SGEs a WR may carry
  * @head: count of WRs consumed (free running; the slot is modulo @size)
  * @tail: count of WRs posted
+ * @ring: a mapped queue's ring (uring.c), which the process writes and the
+ *        kernel copies WRs from into @buf; NULL when not mapped
+ * @mmap: the ring's mmap entry
+ * @ustride: bytes per ring slot
+ * @upull: ring entries taken (free running, as the ring's producer)
+ * @usge: the SGEs of the SQ entry being taken (a private copy)
  */
 struct sroce_queue {
 	spinlock_t lock;		/* see above */
@@ -435,6 +447,11 @@ struct sroce_queue {
 	u32 max_sge;
 	u32 head;
 	u32 tail;
+	struct sroce_wq_ring *ring;
+	struct rdma_user_mmap_entry *mmap;
+	u32 ustride;
+	u32 upull;
+	struct ib_sge *usge;
 };
 
 struct sroce_srq {
@@ -831,6 +848,7 @@ static inline void sroce_fault_init(struct dentry *dir) { }
 #endif
 
 /* mmap.c - user mappings */
+int sroce_map_cmd(struct ib_udata *udata, u32 *flags);
 void *sroce_mmap_alloc(struct ib_ucontext *uctx, size_t size,
 		       struct rdma_user_mmap_entry **entry, u64 *offset);
 int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
@@ -856,6 +874,18 @@ int sroce_mr_atomic(struct sroce_mr *mr, u32 key, u64 va, bool cmp_swap,
 int sroce_sge_copy(struct sroce_qp *qp, const struct ib_sge *sge,
 		   u32 num_sge, u32 offset, void *buf, u32 len, bool to_mr);
 
+/* uring.c - mapped work queues */
+int sroce_uring_init(struct sroce_queue *q, struct ib_udata *udata,
+		     u32 inline_len, bool send, u64 *offset);
+void sroce_uring_free(struct sroce_queue *q);
+void sroce_uring_publish(struct sroce_queue *q);
+void sroce_uring_reset(struct sroce_queue *q, bool doorbell, bool drop);
+bool sroce_uring_flush_one(struct sroce_queue *q, u64 *wr_id);
+u32 sroce_rq_pull(struct sroce_queue *q);
+u32 sroce_sq_pull(struct sroce_qp *qp, int max);
+u32 sroce_sq_take(struct sroce_qp *qp, int budget);
+bool sroce_sq_idle(struct sroce_qp *qp);
+
 /* req.c - requester */
 bool sroce_req_run(struct sroce_qp *qp, int budget);
 void sroce_req_rewind(struct sroce_qp *qp);
@@ -865,6 +895,9 @@ void sroce_qp_kick_later(struct sroce_qp *qp);
 void sroce_tx_work(struct work_struct *work);
 int sroce_wqe_copy(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 		   u32 offset, void *buf, u32 len, bool to_mr);
+bool sroce_wr_ok(struct sroce_qp *qp, const struct ib_send_wr *wr);
+int sroce_wqe_fill(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
+		   const struct ib_send_wr *wr, const u8 *inl, u32 inl_len);
 
 /* comp.c - completer */
 void sroce_comp_init(struct sroce_qp *qp);
@@ -901,6 +934,7 @@ int sroce_queue_post_recv(struct sroce_queue *q, const struct ib_recv_wr *wr,
 void sroce_qp_flush(struct sroce_qp *qp);
 void sroce_flush_wr(struct sroce_qp *qp, struct ib_cq *ibcq, u64 wr_id,
 		    bool recv);
+void sroce_uring_doorbell_err(struct sroce_qp *qp);
 
 /* qp.c */
 void sroce_qp_error(struct sroce_qp *qp);

@@ -19,7 +19,8 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct sroce_dev *sdev = to_sdev(ibsrq->device);
 	struct sroce_srq *srq = to_ssrq(ibsrq);
 	struct ib_srq_attr *attr = &init->attr;
-	u32 sge, stride;
+	struct sroce_create_srq_resp resp = {};
+	u32 sge, stride, map, size;
 	int err;
 
 	if (init->srq_type != IB_SRQT_BASIC)
@@ -27,18 +28,32 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	err = sroce_srq_check(attr);
 	if (err)
 		return err;
+	err = sroce_map_cmd(udata, &map);
+	if (err)
+		return err;
 	if (!sroce_charge(&sdev->nr_srq, SROCE_MAX_SRQ))
 		return -ENOMEM;
 	sge = max_t(u32, attr->max_sge, 1);
 	stride = sizeof(struct sroce_recv_wqe) + sge * sizeof(struct ib_sge);
-	err = sroce_queue_init(&srq->rq, attr->max_wr, stride, attr->max_sge);
+	/* A mapped ring has a power of two of entries (as a mapped CQ). */
+	size = (map & SROCE_MAPPED) ? roundup_pow_of_two(attr->max_wr) :
+				      attr->max_wr;
+	err = sroce_queue_init(&srq->rq, size, stride, attr->max_sge);
 	if (err)
 		goto err_count;
 	srq->limit = attr->srq_limit;
+	attr->max_wr = size;
+	if (map & SROCE_MAPPED) {
+		err = sroce_uring_init(&srq->rq, udata, 0, false,
+				       &resp.mmap_offset);
+		if (err)
+			goto err_queue;
+		resp.flags = SROCE_MAPPED;
+		resp.stride = srq->rq.ustride;
+	}
 
 	if (udata) {
-		struct sroce_create_srq_resp resp = { .entries = attr->max_wr };
-
+		resp.entries = size;
 		err = ib_copy_to_udata(udata, &resp,
 				       min(udata->outlen, sizeof(resp)));
 		if (err)

@@ -23,7 +23,10 @@
  *  g. dereg_mr of an MR a WR stuck in RNR retries holds;
  *  h. the mapped CQ rings (sroce-abi.h) scribbled by the process: a
  *     consumer index far ahead makes the kernel see the ring full (a CQ
- *     overrun, IBV_EVENT_CQ_ERR), nothing else; the other CQs still work.
+ *     overrun, IBV_EVENT_CQ_ERR), nothing else; the other CQs still work;
+ *  i. the mapped SQ and RQ rings scribbled by the process: a malformed SQ
+ *     entry and a malformed RQ entry complete with IBV_WC_LOC_QP_OP_ERR,
+ *     then rings of garbage cost the QPs, and nothing else.
  *
  * Each case runs in a child process with its own device context: a case
  * that crashes, or a kernel path that never returns, costs that case only,
@@ -53,6 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
+#include <rdma/sroce-abi.h>
 
 #define SQ_DEPTH	16
 #define RQ_DEPTH	32
@@ -2164,10 +2168,13 @@ static void case_h(struct dev *d)
 	struct pair p;
 	int i, n, got = 0;
 
+	/* Only the CQs mapped: the mappings are the CQ rings. */
+	setenv("SROCE_MAPPED", "cq", 1);
 	if (pair_open(d, &p, 4, 7)) {
 		ok(0, "h: a QP pair");
 		return;
 	}
+	unsetenv("SROCE_MAPPED");
 	n = uverbs_maps(ring, 4);
 	ok(n == 2, "h: both CQ rings are mapped (%d mappings)", n);
 	if (n != 2)
@@ -2208,6 +2215,203 @@ out:
 	n = uverbs_maps(ring, 4);
 	ok(n == 0, "h: their mappings are gone (%d left)", n);
 	still_works(d, &p, "h: after the scribbled rings");
+	pair_close(&p);
+}
+
+/* i. The mapped SQ and RQ rings (struct sroce_wq_ring) scribbled. */
+
+#define WQ_SLOTS	128	/* offsetof(struct sroce_wq_ring, slot) */
+
+static uint32_t ring_word(uint8_t *ring, size_t off)
+{
+	return __atomic_load_n((uint32_t *)(ring + off), __ATOMIC_ACQUIRE);
+}
+
+static void ring_set(uint8_t *ring, size_t off, uint32_t v)
+{
+	__atomic_store_n((uint32_t *)(ring + off), v, __ATOMIC_RELEASE);
+}
+
+/* The slot strides the kernel gives the pair's QPs (qp.c, uring.c). */
+static size_t sq_stride(void)
+{
+	size_t data = MAX_SEND_SGE * sizeof(struct ib_uverbs_sge);
+
+	if (data < MAX_INLINE)
+		data = MAX_INLINE;
+	return (sizeof(struct sroce_send_uwqe) + data + 15) & ~(size_t)15;
+}
+
+static size_t rq_stride(void)
+{
+	return (sizeof(struct sroce_recv_uwqe) +
+		MAX_RECV_SGE * sizeof(struct ib_uverbs_sge) + 15) & ~(size_t)15;
+}
+
+/* The one mapping whose producer word (offset 0) went from @was to +1. */
+static uint8_t *ring_moved(uint8_t **ring, const uint32_t *was, int n)
+{
+	uint8_t *found = NULL;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (ring_word(ring[i], 0) != was[i] + 1)
+			continue;
+		if (found)
+			return NULL;
+		found = ring[i];
+	}
+	return found;
+}
+
+static void case_i(struct dev *d)
+{
+	struct ibv_sge sge = { (uintptr_t)SRC(d), 8, d->mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	uint8_t *ring[8], *sq, *rq;
+	uint32_t was[8], prod;
+	struct sroce_send_uwqe *su;
+	struct sroce_recv_uwqe *ru;
+	struct ibv_wc wc[8];
+	struct pair p;
+	int i, k, n, got;
+
+	if (pair_open(d, &p, 64, 7)) {
+		ok(0, "i: a QP pair");
+		return;
+	}
+	n = uverbs_maps(ring, 8);
+	ok(n == 6, "i: 2 CQ rings and the SQ and RQ rings of 2 QPs mapped (%d mappings)",
+	   n);
+	if (n != 6)
+		goto out;
+
+	/*
+	 * A SEND to a QP without receives stays in RNR retries: the SQ is
+	 * busy, the kernel takes what follows it from the ring by itself.
+	 */
+	for (i = 0; i < n; i++)
+		was[i] = ring_word(ring[i], 0);
+	wr.wr_id = 1;
+	if (post_send1(p.qp[0], &wr)) {
+		ok(0, "i: a SEND posted");
+		goto out;
+	}
+	sq = ring_moved(ring, was, n);
+	ok(sq != NULL, "i: the SQ ring of the sending QP found");
+	if (!sq)
+		goto out;
+	msleep(50);
+	/* Behind it, an entry with an opcode no WR has. */
+	prod = ring_word(sq, 0);
+	su = (void *)(sq + WQ_SLOTS + (prod % SQ_DEPTH) * sq_stride());
+	memset(su, 0, sizeof(*su));
+	su->wr_id = 0xbad5;
+	su->opcode = 0x55;
+	ring_set(sq, 0, prod + 1);
+
+	/* Then a receive, and behind it one with 1000 SGEs. */
+	for (i = 0; i < n; i++)
+		was[i] = ring_word(ring[i], 0);
+	if (post_recvs(d, &p, 1, 64)) {
+		ok(0, "i: a receive posted");
+		goto out;
+	}
+	rq = ring_moved(ring, was, n);
+	ok(rq != NULL, "i: the RQ ring of the receiving QP found");
+	if (!rq)
+		goto out;
+	prod = ring_word(rq, 0);
+	ru = (void *)(rq + WQ_SLOTS + (prod % RQ_DEPTH) * rq_stride());
+	ru->wr_id = 0xbad6;
+	ru->num_sge = 1000;
+	ring_set(rq, 0, prod + 1);
+
+	/* The first SEND lands in the good receive, then RNR ends. */
+	got = poll_n(p.cq[0], wc, 2, WAIT_MS);
+	ok(got == 2 && wc[0].wr_id == 1 && wc[0].status == IBV_WC_SUCCESS &&
+	   wc[1].wr_id == 0xbad5 && wc[1].status == IBV_WC_LOC_QP_OP_ERR,
+	   "i: the SEND completes, then the malformed SQ entry with IBV_WC_LOC_QP_OP_ERR (%d: %s, %s)",
+	   got, got > 0 ? wcs(wc[0].status) : "-",
+	   got > 1 ? wcs(wc[1].status) : "-");
+	ok(qp_state(p.qp[0]) == IBV_QPS_ERR, "i: the sending QP is in ERR");
+
+	got = poll_n(p.cq[1], wc, 1, WAIT_MS);
+	ok(got == 1 && wc[0].status == IBV_WC_SUCCESS,
+	   "i: the good receive completes (%d)", got);
+	p.rq_out = 0;
+	pair_close(&p);
+
+	/* A pair again; the SEND now meets the malformed receive. */
+	if (pair_open(d, &p, 64, 7)) {
+		ok(0, "i: a second QP pair");
+		return;
+	}
+	n = uverbs_maps(ring, 8);
+	for (i = 0; i < n; i++)
+		was[i] = ring_word(ring[i], 0);
+	if (post_recvs(d, &p, 1, 64) || !(rq = ring_moved(ring, was, n))) {
+		ok(0, "i: the RQ ring of the receiving QP found");
+		goto out;
+	}
+	/* The good receive is taken by the first SEND, this by the second. */
+	prod = ring_word(rq, 0);
+	ru = (void *)(rq + WQ_SLOTS + (prod % RQ_DEPTH) * rq_stride());
+	ru->wr_id = 0xbad6;
+	ru->num_sge = 1000;
+	ring_set(rq, 0, prod + 1);
+	for (k = 0; k < 2; k++) {
+		wr.wr_id = 10 + k;
+		post_send1(p.qp[0], &wr);
+	}
+	got = poll_n(p.cq[1], wc, 2, WAIT_MS);
+	ok(got == 2 && wc[0].status == IBV_WC_SUCCESS &&
+	   wc[1].wr_id == 0xbad6 && wc[1].status == IBV_WC_LOC_QP_OP_ERR,
+	   "i: a good receive, then the malformed RQ entry with IBV_WC_LOC_QP_OP_ERR (%d: %s, %s)",
+	   got, got > 0 ? wcs(wc[0].status) : "-",
+	   got > 1 ? wcs(wc[1].status) : "-");
+	got = poll_n(p.cq[0], wc, 2, WAIT_MS);
+	ok(got == 2 && wc[0].status == IBV_WC_SUCCESS &&
+	   wc[1].status != IBV_WC_SUCCESS,
+	   "i: the SEND into it fails at the requester (%d: %s)", got,
+	   got > 1 ? wcs(wc[1].status) : "-");
+	p.rq_out = 0;
+	pair_close(&p);
+
+	/* Every word of every ring: garbage; then posts through them. */
+	if (pair_open(d, &p, 64, 7)) {
+		ok(0, "i: a third QP pair");
+		return;
+	}
+	n = uverbs_maps(ring, 8);
+	for (i = 0; i < n; i++) {
+		uint32_t *w = (uint32_t *)ring[i];
+		unsigned int j;
+
+		for (j = 0; j < 4096 / 4; j++)
+			w[j] = 0xfeedface ^ (j * 2654435761u);
+	}
+	for (k = 0; k < 4; k++) {
+		wr.wr_id = 20 + k;
+		wr.opcode = k & 1 ? IBV_WR_RDMA_WRITE : IBV_WR_SEND;
+		wr.wr.rdma.remote_addr = (uintptr_t)DST(d);
+		wr.wr.rdma.rkey = d->mr->rkey;
+		post_send1(p.qp[k & 1], &wr);
+	}
+	post_recvs(d, &p, 2, 64);
+	msleep(300);
+	got = poll_n(p.cq[0], wc, 8, 200);
+	got += poll_n(p.cq[1], wc, 8, 200);
+	diag("i: %d completions from rings of garbage", got);
+	p.rq_out = 0;
+out:
+	ok(!pair_close(&p), "i: the QPs and CQs of scribbled rings are destroyed");
+	n = uverbs_maps(ring, 8);
+	ok(n == 0, "i: their mappings are gone (%d left)", n);
+	still_works(d, &p, "i: after the scribbled rings");
 	pair_close(&p);
 }
 
@@ -2331,8 +2535,9 @@ int main(int argc, char **argv)
 		{ 'f', case_f, "post_send racing modify_qp to ERR and RESET, then dereg_mr" },
 		{ 'g', case_g, "dereg_mr of an MR held by a WR stuck in RNR retries" },
 		{ 'h', case_h, "mapped CQ rings scribbled by their process" },
+		{ 'i', case_i, "mapped SQ and RQ rings scribbled by their process" },
 	};
-	const char *which = "abcdefgh", *s = getenv("SROCE_TIMEOUT_SCALE");
+	const char *which = "abcdefghi", *s = getenv("SROCE_TIMEOUT_SCALE");
 	struct ibv_device **list;
 	unsigned int i;
 	int n, found = 0;
@@ -2342,7 +2547,7 @@ int main(int argc, char **argv)
 	if (argc > 2)
 		which = argv[2];
 	if (argc > 3 || (argc > 1 && argv[1][0] == '-')) {
-		fprintf(stderr, "usage: %s [DEVICE [CASES]]   (default sroce0 abcdefgh)\n",
+		fprintf(stderr, "usage: %s [DEVICE [CASES]]   (default sroce0 abcdefghi)\n",
 			argv[0]);
 		return 2;
 	}

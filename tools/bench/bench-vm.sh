@@ -4,8 +4,10 @@
 # timeout: 4200
 #
 # The benchmark inside two VMs (make bench): the same perftest rows over
-# sroce, then over rdma_rxe (the two stacks take turns: both use UDP 4791),
-# then TCP with iperf3, all in one boot.  VM 1 (the client) writes
+# sroce, over sroce with its provider on the uverbs commands (sroce-cmd:
+# SROCE_MAPPED=0, what the mapped queues give), then over rdma_rxe (the
+# stacks take turns: both use UDP 4791), then TCP with iperf3, all in one
+# boot.  VM 1 (the client) writes
 # "STACK ROW VALUE UNIT" lines to $SHARED/bench.txt; tools/bench/report
 # prints the table.  A benchmark, not a test: figures, no thresholds.
 . tests/lib/vm.sh
@@ -49,6 +51,10 @@ stack_up sroce
 vm_barrier sroce-up
 rows sroce sroce0 19100
 vm_barrier sroce-done
+export SROCE_MAPPED=0
+rows sroce-cmd sroce0 19400
+unset SROCE_MAPPED
+vm_barrier sroce-cmd-done
 rdma statistic show link sroce0/1 | sed 's/^/# /'
 stack_down sroce
 

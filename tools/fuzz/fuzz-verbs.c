@@ -1238,7 +1238,17 @@ static void rand_sge(struct thr *t, struct ibv_sge *s)
 }
 
 /* Inline data from the scratch buffer, about max_inline bytes in all. */
-static void rand_inline(struct thr *t, struct ibv_sge *s, int n, int max)
+/*
+ * The provider maps the queues of RC and UC QPs (SROCE_MAPPED unset or not
+ * 0): it copies inline data itself, as every provider with mapped queues
+ * does, so a bad inline pointer is the caller's fault (SIGSEGV), not a
+ * kernel's EFAULT; and a forked child that posts writes rings it shares
+ * with its parent.
+ */
+static int mapped;
+
+static void rand_inline(struct thr *t, struct ibv_sge *s, int n, int max,
+			int bad_ptrs)
 {
 	const uint32_t sizes[] = {
 		0, 1, max ? max - 1 : 0, max, max + 1, 255, 256, 257, 1024,
@@ -1257,7 +1267,8 @@ static void rand_inline(struct thr *t, struct ibv_sge *s, int n, int max)
 		s[k].length = part;
 		s[k].lkey = chance(t, 80) ? 0 : (uint32_t)rnd(t);
 		total -= part;
-		if (chance(t, 3))	/* user memory that is not there */
+		/* user memory that is not there */
+		if (bad_ptrs && chance(t, 3))
 			s[k].addr = chance(t, 50) ? 0 : rnd(t);
 	}
 }
@@ -1407,7 +1418,8 @@ static void clean_send(struct thr *t, struct fqp *q, struct ibv_send_wr *w)
 		   chance(t, 30)) {
 		n = q->cap.max_send_sge ? 1 + rn(t, q->cap.max_send_sge) : 1;
 		w->send_flags |= IBV_SEND_INLINE;
-		rand_inline(t, w->sg_list, n, q->cap.max_inline_data);
+		rand_inline(t, w->sg_list, n, q->cap.max_inline_data,
+			    !mapped || q->type == IBV_QPT_UD);
 		for (k = 0, total = 0; k < n; k++)
 			total += w->sg_list[k].length;
 		if (total > q->cap.max_inline_data) {	/* keep it valid */
@@ -1534,9 +1546,11 @@ static void op_post_send(struct thr *t)
 		if (clean && q->cap.max_send_sge <= MAX_SGES / MAX_CHAIN) {
 			clean_send(t, q, w);
 			nsge = w->num_sge;
-		} else if (w->send_flags & IBV_SEND_INLINE && chance(t, 90))
+		} else if (w->send_flags & IBV_SEND_INLINE &&
+			   (chance(t, 90) || (mapped && q->type != IBV_QPT_UD)))
 			rand_inline(t, w->sg_list, nsge,
-				    q->cap.max_inline_data);
+				    q->cap.max_inline_data,
+				    !mapped || q->type == IBV_QPT_UD);
 		else
 			for (s = 0; s < nsge; s++)
 				rand_sge(t, &w->sg_list[s]);
@@ -1864,7 +1878,11 @@ static void op_fork(struct thr *t)
 		msleep(2);
 	}
 	unmark(t->wslot);
-	if (st != -1 && WIFEXITED(st)) {
+	if (mapped) {
+		/* The child wrote rings behind our provider's back. */
+		q->untracked = 1;
+		record(t, OP_FORK, 0);
+	} else if (st != -1 && WIFEXITED(st)) {
 		q->sposted += WEXITSTATUS(st) & 3;
 		q->rposted += WEXITSTATUS(st) >> 2 & 3;
 		record(t, OP_FORK, 0);
@@ -2417,6 +2435,8 @@ int main(int argc, char **argv)
 	if (s && atoi(s) > 1)
 		scale = atoi(s);
 	limit *= scale;
+	s = getenv("SROCE_MAPPED");
+	mapped = !s || (strcmp(s, "0") && strcmp(s, "cq"));
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
 	printf("# sroce_fuzz_verbs: seed %llu (replay: -d %s -s %llu -n %ld -t %d -w %g%s)\n",

@@ -5,11 +5,14 @@
  * libibverbs loads it through /etc/libibverbs.d/sroce.driver and matches
  * devices by the kernel's driver id (SROCE_DRIVER_ID), never by name.
  *
- * CQs are mapped (include/uapi/rdma/sroce-abi.h, SROCE_MAPPED): the kernel
- * writes completions into a ring this library maps, and ibv_poll_cq reads
- * them without a system call.  A kernel that does not map a CQ is polled
- * through the uverbs command.  Posting still goes through the kernel's
- * uverbs commands.
+ * Queues are mapped (include/uapi/rdma/sroce-abi.h, SROCE_MAPPED): the
+ * kernel writes completions into a ring this library maps, and
+ * ibv_poll_cq reads them without a system call; ibv_post_recv and
+ * ibv_post_srq_recv write receive WRs into rings the kernel takes them
+ * from; ibv_post_send of an RC or UC QP writes its ring and makes a system
+ * call (the doorbell) only when the kernel says its requester ran dry.  A queue
+ * the kernel does not map (a UD SQ, an older kernel, or SROCE_MAPPED=0 in
+ * the environment) goes through the uverbs commands.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -62,9 +65,28 @@ struct sroce_wr {
 	uint8_t inl[SROCE_MAX_INLINE_USER];
 };
 
+/* A mapped work queue (struct sroce_wq_ring): an SQ, RQ or SRQ. */
+struct sroce_wq {
+	struct sroce_wq_ring *ring;	/* NULL: through the commands */
+	size_t ring_len;
+	uint32_t entries;
+	uint32_t stride;
+	uint32_t max_sge;
+	uint32_t max_inline;
+	uint32_t prod;			/* entries written (ours) */
+	pthread_spinlock_t lock;	/* posts may come from threads */
+};
+
 struct sroce_qp {
 	struct verbs_qp vqp;
-	uint32_t flags;
+	struct sroce_wq sq;
+	struct sroce_wq rq;
+	/*
+	 * The state as our modify_qp last set it.  Posting is refused in
+	 * the states IBA 10.8.2 names; the states the kernel moves to by
+	 * itself (SQE, Error) are handled there, through the doorbell.
+	 */
+	enum ibv_qp_state state;
 	uint64_t send_ops;
 	struct sroce_wr *wrs;		/* the batch being built */
 	unsigned int nwr;
@@ -76,6 +98,23 @@ static inline struct sroce_qp *qpx_to_sqp(struct ibv_qp_ex *qpx)
 {
 	return (struct sroce_qp *)((char *)qpx -
 		offsetof(struct sroce_qp, vqp.qp_ex));
+}
+
+struct sroce_srq {
+	struct ibv_srq srq;
+	struct sroce_wq rq;
+};
+
+static inline struct sroce_qp *to_sqp(struct ibv_qp *ibqp)
+{
+	return (struct sroce_qp *)((char *)ibqp -
+		offsetof(struct sroce_qp, vqp.qp));
+}
+
+static inline struct sroce_srq *to_ssrq(struct ibv_srq *ibsrq)
+{
+	return (struct sroce_srq *)((char *)ibsrq -
+		offsetof(struct sroce_srq, srq));
 }
 
 static inline struct sroce_context *to_sctx(struct ibv_context *ibctx)
@@ -101,15 +140,39 @@ struct sroce_cq_resize_resp {
 	struct sroce_create_cq_resp drv;
 };
 
+struct sroce_qp_cmd {
+	struct ibv_create_qp core;
+	struct sroce_create_qp_cmd drv;
+};
+
 struct sroce_qp_resp {
 	struct ib_uverbs_create_qp_resp core;
 	struct sroce_create_qp_resp drv;
+};
+
+struct sroce_srq_cmd {
+	struct ibv_create_srq core;
+	struct sroce_create_srq_cmd drv;
 };
 
 struct sroce_srq_resp {
 	struct ib_uverbs_create_srq_resp core;
 	struct sroce_create_srq_resp drv;
 };
+
+/*
+ * Ask the kernel for mapped queues, unless the environment says
+ * SROCE_MAPPED=0 (none) or SROCE_MAPPED=cq (CQs only): to compare, or to
+ * test the command path.
+ */
+static uint32_t sroce_map_flags(int work_queue)
+{
+	const char *env = getenv("SROCE_MAPPED");
+
+	if (env && (!strcmp(env, "0") || (work_queue && !strcmp(env, "cq"))))
+		return 0;
+	return SROCE_MAPPED;
+}
 
 static int sroce_query_device_ex(struct ibv_context *ctx,
 				 const struct ibv_query_device_ex_input *input,
@@ -219,7 +282,7 @@ static struct ibv_cq *sroce_create_cq(struct ibv_context *ctx, int cqe,
 				      int comp_vector)
 {
 	struct sroce_cq_resp resp = {};
-	struct sroce_cq_cmd cmd = { .drv.flags = SROCE_MAPPED };
+	struct sroce_cq_cmd cmd = { .drv.flags = sroce_map_flags(0) };
 	struct sroce_cq *cq;
 	int err;
 
@@ -339,6 +402,280 @@ static int sroce_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
+/*
+ * Mapped work queues.  An entry is written, then the producer index (a
+ * release store); the kernel's consumer index says which slots are free.
+ */
+static int sroce_wq_map(struct ibv_context *ctx, struct sroce_wq *wq,
+			uint64_t offset, uint32_t entries, uint32_t stride,
+			size_t min_stride)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len;
+	void *p;
+
+	/* A power of two: the free-running indexes wrap onto the same slots. */
+	if (!entries || (entries & (entries - 1)) || stride < min_stride ||
+	    stride % 8)
+		return EINVAL;
+	len = sizeof(struct sroce_wq_ring) + (size_t)entries * stride;
+	len = (len + page - 1) & ~(size_t)(page - 1);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, ctx->cmd_fd,
+		 (off_t)offset);
+	if (p == MAP_FAILED)
+		return errno;
+	wq->ring = p;
+	wq->ring_len = len;
+	wq->entries = entries;
+	wq->stride = stride;
+	wq->prod = 0;
+	return 0;
+}
+
+static void sroce_wq_unmap(struct sroce_wq *wq)
+{
+	if (wq->ring)
+		munmap(wq->ring, wq->ring_len);
+	wq->ring = NULL;
+}
+
+static void *sroce_wq_slot(struct sroce_wq *wq, uint32_t index)
+{
+	return (char *)wq->ring->slot +
+	       (size_t)(index & (wq->entries - 1)) * wq->stride;
+}
+
+static int sroce_wq_full(struct sroce_wq *wq)
+{
+	uint32_t cons = __atomic_load_n(&wq->ring->consumer, __ATOMIC_ACQUIRE);
+
+	return wq->prod - cons >= wq->entries;
+}
+
+/*
+ * Publish what was written; true if the kernel asks for a doorbell.  The
+ * fence orders our producer store before the load of its flag, as the
+ * kernel orders its flag store before its look at our producer.
+ */
+static int sroce_wq_publish(struct sroce_wq *wq)
+{
+	__atomic_store_n(&wq->ring->producer, wq->prod, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&wq->ring->doorbell, __ATOMIC_RELAXED) != 0;
+}
+
+/* Is @wr one the QP can carry?  The kernel checks again (sroce_wr_ok). */
+static int sroce_send_wr_ok(struct sroce_qp *qp, const struct ibv_send_wr *wr,
+			    uint32_t *inline_len)
+{
+	int rc = qp->vqp.qp.qp_type == IBV_QPT_RC;
+	uint64_t len = 0;
+	int i;
+
+	switch (wr->opcode) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_LOCAL_INV:
+		break;
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		if (!rc)
+			return EINVAL;
+		break;
+	default:
+		return EINVAL;
+	}
+	if (wr->num_sge < 0)
+		return EINVAL;
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		if (wr->opcode == IBV_WR_RDMA_READ ||
+		    wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+		    len > qp->sq.max_inline)
+			return EINVAL;
+		*inline_len = len;
+		return 0;
+	}
+	if ((uint32_t)wr->num_sge > qp->sq.max_sge)
+		return EINVAL;
+	/* IBA 9.4.5: an atomic carries 8 bytes back. */
+	if ((wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	     wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) && len != 8)
+		return EINVAL;
+	return 0;
+}
+
+static int sroce_sq_write(struct sroce_qp *qp, const struct ibv_send_wr *wr)
+{
+	struct sroce_send_uwqe *u;
+	uint32_t inline_len = 0;
+	int err, i;
+
+	err = sroce_send_wr_ok(qp, wr, &inline_len);
+	if (err)
+		return err;
+	if (sroce_wq_full(&qp->sq))
+		return ENOMEM;
+	u = sroce_wq_slot(&qp->sq, qp->sq.prod);
+	u->wr_id = wr->wr_id;
+	u->opcode = wr->opcode;
+	u->send_flags = wr->send_flags;
+	u->ex = wr->opcode == IBV_WR_SEND_WITH_INV ||
+		wr->opcode == IBV_WR_LOCAL_INV ? wr->invalidate_rkey :
+						 wr->imm_data;
+	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		u->remote_addr = wr->wr.atomic.remote_addr;
+		u->rkey = wr->wr.atomic.rkey;
+		u->compare_add = wr->wr.atomic.compare_add;
+		u->swap = wr->wr.atomic.swap;
+	} else {
+		u->remote_addr = wr->wr.rdma.remote_addr;
+		u->rkey = wr->wr.rdma.rkey;
+	}
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		char *p = (char *)u->sge;
+
+		for (i = 0; i < wr->num_sge; i++) {
+			memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			p += wr->sg_list[i].length;
+		}
+		u->inline_len = inline_len;
+		u->num_sge = 0;
+	} else {
+		for (i = 0; i < wr->num_sge; i++) {
+			u->sge[i].addr = wr->sg_list[i].addr;
+			u->sge[i].length = wr->sg_list[i].length;
+			u->sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		u->num_sge = wr->num_sge;
+		u->inline_len = 0;
+	}
+	qp->sq.prod++;
+	return 0;
+}
+
+/*
+ * ibv_post_send: an RC or UC QP writes its mapped SQ and rings the doorbell
+ * (an empty post_send command) only when the kernel asked for one.
+ */
+static int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct ibv_send_wr *none;
+	uint32_t start;
+	int err = 0, db = 0;
+
+	if (!qp->sq.ring)
+		return ibv_cmd_post_send(ibqp, wr, bad);
+	/* IBA 10.8.2: no posting to an SQ before RTS. */
+	if (__atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) < IBV_QPS_RTS) {
+		*bad = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&qp->sq.lock);
+	start = qp->sq.prod;
+	for (; wr; wr = wr->next) {
+		err = sroce_sq_write(qp, wr);
+		if (err) {
+			*bad = wr;
+			break;
+		}
+	}
+	if (qp->sq.prod != start)
+		db = sroce_wq_publish(&qp->sq);
+	pthread_spin_unlock(&qp->sq.lock);
+	/* The WRs are queued: a failed doorbell shows in their completions. */
+	if (db)
+		ibv_cmd_post_send(ibqp, NULL, &none);
+	return err;
+}
+
+/* Write receive WRs into a mapped RQ or SRQ; true if a doorbell is due. */
+static int sroce_rq_write(struct sroce_wq *wq, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad, int *db)
+{
+	uint32_t start = wq->prod;
+	int err = 0, i;
+
+	for (; wr; wr = wr->next) {
+		struct sroce_recv_uwqe *u;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > wq->max_sge) {
+			err = EINVAL;
+		} else if (sroce_wq_full(wq)) {
+			err = ENOMEM;
+		}
+		if (err) {
+			*bad = wr;
+			break;
+		}
+		u = sroce_wq_slot(wq, wq->prod);
+		u->wr_id = wr->wr_id;
+		u->num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			u->sge[i].addr = wr->sg_list[i].addr;
+			u->sge[i].length = wr->sg_list[i].length;
+			u->sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		wq->prod++;
+	}
+	if (wq->prod != start)
+		*db = sroce_wq_publish(wq);
+	return err;
+}
+
+/*
+ * ibv_post_recv: no system call, but in Error (the kernel's doorbell
+ * flag), where the doorbell has the WRs complete flushed (IBA 10.3.1).
+ */
+static int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+			   struct ibv_recv_wr **bad)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct ibv_recv_wr *none;
+	int err, db = 0;
+
+	if (!qp->rq.ring)
+		return ibv_cmd_post_recv(ibqp, wr, bad);
+	/* IBA 10.8.2: no posting to an RQ in RESET. */
+	if (__atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) == IBV_QPS_RESET) {
+		*bad = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&qp->rq.lock);
+	err = sroce_rq_write(&qp->rq, wr, bad, &db);
+	pthread_spin_unlock(&qp->rq.lock);
+	if (db)
+		ibv_cmd_post_recv(ibqp, NULL, &none);
+	return err;
+}
+
+static int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			       struct ibv_recv_wr **bad)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+	struct ibv_recv_wr *none;
+	int err, db = 0;
+
+	if (!srq->rq.ring)
+		return ibv_cmd_post_srq_recv(ibsrq, wr, bad);
+	pthread_spin_lock(&srq->rq.lock);
+	err = sroce_rq_write(&srq->rq, wr, bad, &db);
+	pthread_spin_unlock(&srq->rq.lock);
+	if (db)
+		ibv_cmd_post_srq_recv(ibsrq, NULL, &none);
+	return err;
+}
+
 /* A new WR of the batch, with the fields every opcode sets. */
 static struct ibv_send_wr *sroce_wr_new(struct ibv_qp_ex *qpx,
 					enum ibv_wr_opcode opcode)
@@ -393,7 +730,7 @@ static int sroce_wr_complete(struct ibv_qp_ex *qpx)
 		for (i = 0; i + 1 < qp->nwr; i++)
 			qp->wrs[i].wr.next = &qp->wrs[i + 1].wr;
 		qp->wrs[qp->nwr - 1].wr.next = NULL;
-		err = ibv_cmd_post_send(&qp->vqp.qp, &qp->wrs[0].wr, &bad);
+		err = sroce_post_send(&qp->vqp.qp, &qp->wrs[0].wr, &bad);
 	}
 	qp->nwr = 0;
 	qp->err = 0;
@@ -604,11 +941,56 @@ static int sroce_qp_ex_init(struct sroce_qp *qp,
 	return 0;
 }
 
+/* Map the QP's rings the kernel made; the limits are the granted caps. */
+static int sroce_qp_map(struct ibv_context *ctx, struct sroce_qp *qp,
+			const struct ibv_qp_init_attr_ex *attr,
+			const struct sroce_create_qp_resp *drv)
+{
+	const struct ibv_qp_cap *cap = &attr->cap;
+	size_t min;
+	int err;
+
+	qp->sq.max_sge = cap->max_send_sge;
+	qp->sq.max_inline = cap->max_inline_data;
+	qp->rq.max_sge = cap->max_recv_sge;
+	if (drv->flags & SROCE_MAPPED) {
+		min = cap->max_send_sge * sizeof(struct ib_uverbs_sge);
+		if (min < cap->max_inline_data)
+			min = cap->max_inline_data;
+		min += sizeof(struct sroce_send_uwqe);
+		err = sroce_wq_map(ctx, &qp->sq, drv->sq_mmap_offset,
+				   drv->sq_entries, drv->sq_stride, min);
+		if (err)
+			return err;
+	}
+	if (drv->rq_flags & SROCE_MAPPED) {
+		min = sizeof(struct sroce_recv_uwqe) +
+		      cap->max_recv_sge * sizeof(struct ib_uverbs_sge);
+		err = sroce_wq_map(ctx, &qp->rq, drv->rq_mmap_offset,
+				   drv->rq_entries, drv->rq_stride, min);
+		if (err) {
+			sroce_wq_unmap(&qp->sq);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void sroce_qp_free(struct sroce_qp *qp)
+{
+	sroce_wq_unmap(&qp->sq);
+	sroce_wq_unmap(&qp->rq);
+	pthread_spin_destroy(&qp->sq.lock);
+	pthread_spin_destroy(&qp->rq.lock);
+	free(qp->wrs);
+	free(qp);
+}
+
 static struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ctx,
 					 struct ibv_qp_init_attr_ex *attr)
 {
+	struct sroce_qp_cmd cmd = { .drv.flags = sroce_map_flags(1) };
 	struct sroce_qp_resp resp = {};
-	struct ibv_create_qp cmd;
 	struct sroce_qp *qp;
 	int err;
 
@@ -620,24 +1002,26 @@ static struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ctx,
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
-	err = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd, sizeof(cmd),
+	pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	qp->state = IBV_QPS_RESET;
+	err = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd.core, sizeof(cmd),
 				   &resp.core, sizeof(resp));
-	if (err) {
-		free(qp);
-		errno = err;
-		return NULL;
-	}
-	qp->flags = resp.drv.flags;
-	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+	if (err)
+		goto err_free;
+	err = sroce_qp_map(ctx, qp, attr, &resp.drv);
+	if (!err && (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
 		err = sroce_qp_ex_init(qp, attr);
-		if (err) {
-			ibv_cmd_destroy_qp(&qp->vqp.qp);
-			free(qp);
-			errno = err;
-			return NULL;
-		}
+	if (err) {
+		ibv_cmd_destroy_qp(&qp->vqp.qp);
+		goto err_free;
 	}
 	return &qp->vqp.qp;
+
+err_free:
+	sroce_qp_free(qp);
+	errno = err;
+	return NULL;
 }
 
 static struct ibv_qp *sroce_create_qp(struct ibv_pd *pd,
@@ -663,45 +1047,64 @@ static int sroce_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 	return ibv_cmd_query_qp(qp, attr, mask, init, &cmd, sizeof(cmd));
 }
 
-static int sroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+static int sroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			   int mask)
 {
 	struct ibv_modify_qp cmd = {};
+	int err;
 
-	return ibv_cmd_modify_qp(qp, attr, mask, &cmd, sizeof(cmd));
+	err = ibv_cmd_modify_qp(ibqp, attr, mask, &cmd, sizeof(cmd));
+	/* Posts in other threads read it: after the kernel's change. */
+	if (!err && (mask & IBV_QP_STATE))
+		__atomic_store_n(&to_sqp(ibqp)->state, attr->qp_state,
+				 __ATOMIC_RELEASE);
+	return err;
 }
 
 static int sroce_destroy_qp(struct ibv_qp *ibqp)
 {
-	struct sroce_qp *qp = (struct sroce_qp *)ibqp;
 	int err = ibv_cmd_destroy_qp(ibqp);
 
-	if (!err) {
-		free(qp->wrs);
-		free(qp);
-	}
+	if (!err)
+		sroce_qp_free(to_sqp(ibqp));
 	return err;
 }
 
 static struct ibv_srq *sroce_create_srq(struct ibv_pd *pd,
 					struct ibv_srq_init_attr *attr)
 {
+	struct sroce_srq_cmd cmd = { .drv.flags = sroce_map_flags(1) };
 	struct sroce_srq_resp resp = {};
-	struct ibv_create_srq cmd;
-	struct ibv_srq *srq;
+	struct sroce_srq *srq;
 	int err;
 
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
 		return NULL;
-	err = ibv_cmd_create_srq(pd, srq, attr, &cmd, sizeof(cmd), &resp.core,
-				 sizeof(resp));
-	if (err) {
-		free(srq);
-		errno = err;
-		return NULL;
+	pthread_spin_init(&srq->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	err = ibv_cmd_create_srq(pd, &srq->srq, attr, &cmd.core, sizeof(cmd),
+				 &resp.core, sizeof(resp));
+	if (err)
+		goto err_free;
+	srq->rq.max_sge = attr->attr.max_sge;
+	if (resp.drv.flags & SROCE_MAPPED) {
+		err = sroce_wq_map(pd->context, &srq->rq, resp.drv.mmap_offset,
+				   resp.drv.entries, resp.drv.stride,
+				   sizeof(struct sroce_recv_uwqe) +
+				   attr->attr.max_sge *
+				   sizeof(struct ib_uverbs_sge));
+		if (err) {
+			ibv_cmd_destroy_srq(&srq->srq);
+			goto err_free;
+		}
 	}
-	return srq;
+	return &srq->srq;
+
+err_free:
+	pthread_spin_destroy(&srq->rq.lock);
+	free(srq);
+	errno = err;
+	return NULL;
 }
 
 static int sroce_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
@@ -719,12 +1122,16 @@ static int sroce_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 	return ibv_cmd_query_srq(srq, attr, &cmd, sizeof(cmd));
 }
 
-static int sroce_destroy_srq(struct ibv_srq *srq)
+static int sroce_destroy_srq(struct ibv_srq *ibsrq)
 {
-	int err = ibv_cmd_destroy_srq(srq);
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+	int err = ibv_cmd_destroy_srq(ibsrq);
 
-	if (!err)
+	if (!err) {
+		sroce_wq_unmap(&srq->rq);
+		pthread_spin_destroy(&srq->rq.lock);
 		free(srq);
+	}
 	return err;
 }
 
@@ -784,9 +1191,9 @@ static const struct verbs_context_ops sroce_ctx_ops = {
 	.modify_qp = sroce_modify_qp,
 	.modify_srq = sroce_modify_srq,
 	.poll_cq = sroce_poll_cq,
-	.post_recv = ibv_cmd_post_recv,
-	.post_send = ibv_cmd_post_send,
-	.post_srq_recv = ibv_cmd_post_srq_recv,
+	.post_recv = sroce_post_recv,
+	.post_send = sroce_post_send,
+	.post_srq_recv = sroce_post_srq_recv,
 	.query_device_ex = sroce_query_device_ex,
 	.query_port = sroce_query_port,
 	.query_qp = sroce_query_qp,

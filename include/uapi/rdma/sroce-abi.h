@@ -10,8 +10,7 @@
  * Design (see Documentation/uabi.rst): queues and CQ rings live in kernel
  * memory that user space maps with mmap() at the offsets the kernel returns
  * (rdma_user_mmap_entry), so that the data path can run without system
- * calls.  The first implementation may still post and poll through kernel
- * commands; the layout does not change when it stops doing so.
+ * calls.
  */
 #ifndef SROCE_ABI_USER_H
 #define SROCE_ABI_USER_H
@@ -36,8 +35,10 @@
  * SROCE_MAPPED in the command's flags; a response whose flags have
  * SROCE_MAPPED set describes a ring the provider mmap()s at mmap_offset
  * and uses without system calls.  Without the flag the provider goes
- * through the kernel commands (ibv_cmd_poll_cq and friends), as providers
- * that do not know the flag always do.  Only CQs are mapped so far.
+ * through the kernel commands (ibv_cmd_poll_cq, ibv_cmd_post_send and
+ * friends), as providers that do not know the flag always do.  CQs, the
+ * RQs and SRQs, and the SQs of RC and UC QPs are mapped (a UD SQ names
+ * address handles, which only the command can).
  */
 enum sroce_queue_flags {
 	SROCE_MAPPED = 1 << 0,
@@ -78,14 +79,88 @@ struct sroce_create_cq_resp {
 	__u32 flags;		/* enum sroce_queue_flags */
 };
 
+/* ibv_create_qp and ibv_create_srq commands, after the core command. */
+struct sroce_create_qp_cmd {
+	__u32 flags;		/* enum sroce_queue_flags the provider can use */
+	__u32 reserved;		/* 0 */
+};
+
+struct sroce_create_srq_cmd {
+	__u32 flags;		/* enum sroce_queue_flags the provider can use */
+	__u32 reserved;		/* 0 */
+};
+
+/*
+ * A mapped work queue (SQ, RQ or SRQ): this header, then `entries` slots
+ * of `stride` bytes (entries is a power of two; indexes run freely, an
+ * entry's slot is its index modulo entries).
+ *
+ * The provider writes an entry, then producer (a release store).  The
+ * kernel copies each entry once, checks the copy and never reads the slot
+ * again; it then stores consumer: the entries before consumer are done
+ * with (taken and, for the SQ, completed), their slots free.  A slot
+ * holds a struct sroce_send_uwqe (SQ) or struct sroce_recv_uwqe (RQ, SRQ).
+ *
+ * doorbell is the kernel's: while it is non-zero the kernel does not look
+ * at the ring by itself, and a provider that has just published entries
+ * makes the post command with no WRs (the doorbell).  It is set when the
+ * SQ's requester runs dry (it has sent all it has) and when the QP is in
+ * Error or Reset (entries posted then complete flushed through the
+ * doorbell).  The provider publishes producer, then fences (sequentially
+ * consistent), then reads doorbell; the kernel sets doorbell, fences, then
+ * reads producer once more, so that one of the two always sees the other.
+ * What the process writes into the ring can lose it its own work
+ * requests, nothing else: an entry that is not a valid WR completes with
+ * IB_WC_LOC_QP_OP_ERR.
+ */
+struct sroce_wq_ring {
+	__u32 producer;
+	__u32 reserved0[15];	/* producer and consumer: own cache lines */
+	__u32 consumer;
+	__u32 doorbell;
+	__u32 reserved1[14];
+	__u8 slot[];
+};
+
+/*
+ * An SQ entry.  opcode and send_flags are the IB_UVERBS_WR_* and
+ * IB_UVERBS_SEND_* values (SEND, SEND_WITH_IMM, SEND_WITH_INV,
+ * RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ, the two atomics,
+ * LOCAL_INV).  With IB_UVERBS_SEND_INLINE the slot carries inline_len
+ * bytes of data where sge[] would be, and num_sge is unused.
+ */
+struct sroce_send_uwqe {
+	__aligned_u64 wr_id;
+	__u32 opcode;
+	__u32 send_flags;
+	__u32 num_sge;
+	__u32 inline_len;
+	__u32 ex;		/* immediate data (big endian), or an rkey */
+	__u32 rkey;
+	__aligned_u64 remote_addr;
+	__aligned_u64 compare_add;
+	__aligned_u64 swap;
+	struct ib_uverbs_sge sge[];
+};
+
+/* An RQ or SRQ entry. */
+struct sroce_recv_uwqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;
+	struct ib_uverbs_sge sge[];
+};
+
 /* ibv_create_qp response, after the core response. */
 struct sroce_create_qp_resp {
 	__aligned_u64 sq_mmap_offset;
 	__aligned_u64 rq_mmap_offset;
 	__u32 sq_entries;
 	__u32 rq_entries;
-	__u32 flags;		/* enum sroce_queue_flags */
-	__u32 reserved;
+	__u32 flags;		/* enum sroce_queue_flags (the SQ's) */
+	__u32 rq_flags;		/* enum sroce_queue_flags (the RQ's) */
+	__u32 sq_stride;
+	__u32 rq_stride;
 };
 
 /* ibv_create_srq response, after the core response. */
@@ -93,6 +168,8 @@ struct sroce_create_srq_resp {
 	__aligned_u64 mmap_offset;
 	__u32 entries;
 	__u32 flags;		/* enum sroce_queue_flags */
+	__u32 stride;
+	__u32 reserved;
 };
 
 #endif /* SROCE_ABI_USER_H */
