@@ -33,6 +33,8 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_CNT_MAX] = {
 	[SROCE_CNT_RX_MCAST]		= { .name = "rx_multicast" },
 	[SROCE_CNT_RX_BAD_PKEY]		= { .name = "rx_drop_bad_pkey" },
 	[SROCE_CNT_RX_BAD_SRC]		= { .name = "rx_drop_bad_source" },
+	[SROCE_CNT_ACK_SENT]		= { .name = "ack_sent" },
+	[SROCE_CNT_ACK_COALESCED]	= { .name = "ack_coalesced" },
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,

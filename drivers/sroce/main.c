@@ -255,6 +255,7 @@ static int __init sroce_init(void)
 		err = -ENOMEM;
 		goto err_wq;
 	}
+	sroce_resp_init();
 	err = sroce_net_init();
 	if (err)
 		goto err_free_wq;
@@ -289,6 +290,7 @@ static void __exit sroce_exit(void)
 	debugfs_remove_recursive(sroce_debugfs);
 	/* No device, so no QP: nothing queues work or finds the sockets. */
 	sroce_net_exit();
+	sroce_resp_exit();
 	destroy_workqueue(sroce_wq);
 	destroy_workqueue(sroce_free_wq);
 	sroce_check_leaks();

@@ -107,6 +107,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->lock);
 	sroce_comp_init(qp);
 	INIT_WORK(&qp->tx_work, sroce_tx_work);
+	INIT_LIST_HEAD(&qp->resp.ack_node);
 	/* The receive WQE the responder works on, whatever its source. */
 	qp->resp.wqe = kmalloc(struct_size(qp->resp.wqe, sge, SROCE_MAX_SGE),
 			       GFP_KERNEL_ACCOUNT);
@@ -354,6 +355,7 @@ static void sroce_qp_reset(struct sroce_qp *qp, enum ib_qp_state cur)
 	qp->resp.msn = 0;
 	qp->resp.nak_sent = false;
 	qp->resp.ack_pending = false;
+	qp->resp.ack_due = false;	/* ack_queued: the batch's to clear */
 	memset(&qp->attr, 0, sizeof(qp->attr));
 }
 

@@ -13,6 +13,13 @@
  *    malformed requests an invalid request NAK; both put the QP in Error.
  *  - Reads and atomics are queued as responder resources, answered in
  *    order; an ACK never overtakes a read response (PSN order).
+ *  - ACKs are coalesced (9.7.5.1.1: an ACK acknowledges every request up
+ *    to its PSN): a request that asks for one makes it due, and the ACK
+ *    leaves when the receive batch of this CPU ends (a tasklet, run after
+ *    the network softirq), so a burst of requests gets one ACK, the one
+ *    of its last request.  Anything else the responder sends (a NAK, an
+ *    RNR NAK, a read or atomic response) sends a due ACK first: the
+ *    requester sees the responses in PSN order.
  *  - UD: Q_Key check (10.2.5), the 40-byte GRH area in front of the data
  *    (IB_WC_GRH), source QP and network header type in the completion.
  */
@@ -25,8 +32,9 @@
 
 #define SROCE_RESP_BUDGET	16
 
-/* Send an ACK, RNR NAK or NAK for @psn (IBA 9.7.5.2.1). */
-static void sroce_resp_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
+/* Send an ACK, RNR NAK or NAK for @psn with @msn (IBA 9.7.5.2.1). */
+static void sroce_resp_ack_msn(struct sroce_qp *qp, u32 psn, u8 syndrome,
+			       u32 msn)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sroce_aeth *aeth;
@@ -37,9 +45,108 @@ static void sroce_resp_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
 	pkt.bth->qpn = cpu_to_be32(qp->attr.dest_qp_num & SROCE_QPN_MASK);
 	pkt.bth->apsn = cpu_to_be32(psn & SROCE_PSN_MASK);
 	aeth = (void *)pkt.ext;
-	aeth->smsn = cpu_to_be32(syndrome << 24 |
-				 (qp->resp.msn & SROCE_PSN_MASK));
+	aeth->smsn = cpu_to_be32(syndrome << 24 | (msn & SROCE_PSN_MASK));
+	if ((syndrome & SROCE_AETH_TYPE_MASK) == SROCE_AETH_ACK)
+		sroce_count(sdev, SROCE_CNT_ACK_SENT);
 	sroce_xmit(sdev, &qp->av, &qp->dst_cache, qp->src_port, &pkt);
+}
+
+/* The coalesced ACK, if one is due (qp->lock held). */
+static void sroce_resp_ack_flush(struct sroce_qp *qp)
+{
+	if (!qp->resp.ack_due)
+		return;
+	qp->resp.ack_due = false;
+	sroce_resp_ack_msn(qp, qp->resp.ack_psn, SROCE_AETH_CREDIT_NONE,
+			   qp->resp.ack_msn);
+}
+
+/* Send an ACK, RNR NAK or NAK for @psn now, after any ACK due. */
+static void sroce_resp_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
+{
+	sroce_resp_ack_flush(qp);
+	sroce_resp_ack_msn(qp, psn, syndrome, qp->resp.msn);
+}
+
+/* The QPs of one CPU with an ACK due, and the tasklet that sends them. */
+struct sroce_ack_batch {
+	struct list_head qps;
+	struct tasklet_struct tasklet;
+};
+
+static DEFINE_PER_CPU(struct sroce_ack_batch, sroce_ack_batch);
+
+/*
+ * The end of a receive batch: each QP's due ACK leaves.  The list is this
+ * CPU's, touched only in softirq context on this CPU; a QP leaves it
+ * before its flag is cleared under its lock, so another CPU can only add
+ * it to its own list once it is off this one.
+ */
+static void sroce_ack_batch_run(struct tasklet_struct *t)
+{
+	struct sroce_ack_batch *b = from_tasklet(b, t, tasklet);
+	struct sroce_qp *qp, *next;
+	LIST_HEAD(list);
+
+	list_splice_init(&b->qps, &list);
+	list_for_each_entry_safe(qp, next, &list, resp.ack_node) {
+		list_del_init(&qp->resp.ack_node);
+		spin_lock_bh(&qp->lock);
+		qp->resp.ack_queued = false;
+		if (!qp->dead && qp->state >= IB_QPS_RTR &&
+		    qp->state != IB_QPS_ERR)
+			sroce_resp_ack_flush(qp);
+		qp->resp.ack_due = false;
+		spin_unlock_bh(&qp->lock);
+		sroce_qp_put(qp);
+	}
+}
+
+/*
+ * A request asked for an ACK (qp->lock held, BH off): it is due, and goes
+ * with the batch unless a later request of the batch replaces it.
+ */
+static void sroce_resp_ack_later(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_ack_batch *b;
+
+	if (qp->resp.ack_due)	/* this one covers it */
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_ACK_COALESCED);
+	qp->resp.ack_psn = psn;
+	qp->resp.ack_msn = qp->resp.msn;
+	qp->resp.ack_due = true;
+	if (qp->resp.ack_queued)
+		return;
+	/* The packet being handled holds the QP: this cannot fail. */
+	if (!kref_get_unless_zero(&qp->elem.ref)) {
+		sroce_resp_ack_flush(qp);
+		return;
+	}
+	qp->resp.ack_queued = true;
+	b = this_cpu_ptr(&sroce_ack_batch);
+	list_add_tail(&qp->resp.ack_node, &b->qps);
+	tasklet_schedule(&b->tasklet);
+}
+
+void sroce_resp_init(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct sroce_ack_batch *b = per_cpu_ptr(&sroce_ack_batch, cpu);
+
+		INIT_LIST_HEAD(&b->qps);
+		tasklet_setup(&b->tasklet, sroce_ack_batch_run);
+	}
+}
+
+/* No QP is left (each on a list holds a reference its destroy waits for). */
+void sroce_resp_exit(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		tasklet_kill(&per_cpu_ptr(&sroce_ack_batch, cpu)->tasklet);
 }
 
 static void sroce_resp_nak(struct sroce_qp *qp, u32 psn, u8 code)
@@ -181,6 +288,8 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 	lockdep_assert_held(&qp->lock);
 	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR)
 		return false;
+	if (resp->rd_next != resp->rd_tail)
+		sroce_resp_ack_flush(qp);	/* PSN order on the wire */
 	while (resp->rd_next != resp->rd_tail) {
 		struct sroce_rd_res *res = &resp->rd[resp->rd_next %
 						     SROCE_RD_RES];
@@ -694,7 +803,7 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		if (resp->rd_next != resp->rd_tail)
 			resp->ack_pending = true;
 		else
-			sroce_resp_ack(qp, pkt->psn, SROCE_AETH_CREDIT_NONE);
+			sroce_resp_ack_later(qp, pkt->psn);
 	}
 }
 

@@ -203,6 +203,8 @@ enum sroce_counter {
 	SROCE_CNT_RX_MCAST,
 	SROCE_CNT_RX_BAD_PKEY,
 	SROCE_CNT_RX_BAD_SRC,
+	SROCE_CNT_ACK_SENT,
+	SROCE_CNT_ACK_COALESCED,
 	SROCE_CNT_MAX,
 };
 
@@ -532,6 +534,10 @@ struct sroce_rd_res {
  * @msn: messages completed (carried in every AETH)
  * @nak_sent: a PSN sequence NAK was sent for @epsn (IBA 9.7.5.1.2: once)
  * @ack_pending: an ACK waits behind read responses
+ * @ack_due: a coalesced ACK of (@ack_psn, @ack_msn) waits for the end of
+ *	the receive batch (resp.c)
+ * @ack_queued: the QP is on a CPU's list of QPs with an ACK due, with a
+ *	reference, linked by @ack_node
  * @wqe: the receive WQE of the SEND in progress (a copy), or NULL
  * @offset: bytes of the message in progress placed so far
  * @mr: the target of the RDMA WRITE in progress, with a reference
@@ -547,6 +553,11 @@ struct sroce_resp {
 	u32 msn;
 	bool nak_sent;
 	bool ack_pending;
+	bool ack_due;
+	bool ack_queued;
+	u32 ack_psn;
+	u32 ack_msn;
+	struct list_head ack_node;
 	bool have_wqe;
 	u8 cur;			/* message in progress: 'S'end, 'W'rite, 0 */
 	struct sroce_recv_wqe *wqe;
@@ -910,6 +921,8 @@ enum ib_wc_status sroce_local_op(struct sroce_qp *qp,
 enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key);
 
 /* resp.c - responder */
+void sroce_resp_init(void);
+void sroce_resp_exit(void);
 void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 bool sroce_resp_tx(struct sroce_qp *qp, int budget);
 void sroce_resp_reset(struct sroce_qp *qp);

@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# vms: 2
+# timeout: 7200
+#
+# The size sweep inside two VMs (make bench-sweep): ib_send_bw, ib_write_bw
+# and ib_read_bw at each size over sroce, then rdma_rxe (the stacks take
+# turns on UDP 4791), then iperf3 at the same sizes (-l), in one boot.
+# VM 1 writes "STACK ROW VALUE UNIT" lines to $SHARED/bench.txt, a row
+# per operation and size (write_bw_65536); tools/bench/report prints them,
+# tools/bench/plot draws build/bench/sweep.svg.  SROCE_ARG_MTU sets the
+# link MTU (9000: IB MTU 4096), SROCE_ARG_QPS perftest's -q, SROCE_ARG_SIZES
+# the sizes, SROCE_ARG_SECS each row's duration.  Figures, no thresholds.
+. tests/lib/vm.sh
+
+out=$SHARED/bench.txt
+record() { [ "$VM_ID" = 1 ] && echo "$1 $2 $3 $4" >> "$out"; }
+
+sizes=${SROCE_ARG_SIZES:-64,1024,4096,16384,65536,262144,1048576}
+secs=${SROCE_ARG_SECS:-4}
+qps=${SROCE_ARG_QPS:-1}
+mtu=${SROCE_ARG_MTU:-1500}
+
+[ "$VM_ID" = 1 ] && : > "$out"
+check "link MTU $mtu" ip link set eth0 mtu "$mtu"
+vm_barrier mtu-set
+
+sweep() {	# sweep STACK PORTBASE
+	local s=$1 p=$2 size op v
+	for size in ${sizes//,/ }; do
+		for op in send write read; do
+			p=$((p + 1))
+			if perf_pair "$p" 4 "ib_${op}_bw" -s "$size" -D "$secs" \
+				-q "$qps" -d "$DEV" -x "$g" -F; then
+				[ "$VM_ID" = 1 ] && v=$(perf_row /tmp/cli.out | awk '{ print $4 }')
+			else
+				v=failed
+			fi
+			record "$s" "${op}_bw_$size" "${v:-failed}" MB/s
+			diag "$s ${op} $size: ${v:-see VM 1} MB/s"
+		done
+	done
+}
+
+stack_up sroce
+vm_barrier sroce-up
+sweep sroce 21000
+vm_barrier sroce-done
+stack_down sroce
+
+stack_up rxe
+vm_barrier rxe-up
+sweep rxe 22000
+vm_barrier rxe-done
+stack_down rxe
+
+# TCP at the same write sizes, one stream per size.
+p=23000
+for size in ${sizes//,/ }; do
+	p=$((p + 1))
+	if [ "$VM_ID" = 0 ]; then
+		iperf3 -s -1 -p "$p" > /tmp/iperf.out 2>&1 &
+		wait_for 20 listening "$p"
+		vm_put "iperf-$p" 1
+		wait
+	else
+		vm_get "iperf-$p" 300 > /dev/null
+		iperf3 -c "$(vm_ip 0)" -p "$p" -l "$size" -t "$secs" -f m \
+			> /tmp/iperf.out 2>&1
+		v=$(awk '/sec .*Mbits\/sec .*receiver/ {
+			for (i = 1; i <= NF; i++) if ($i == "Mbits/sec") printf "%.2f\n", $(i - 1) / 8 }' \
+			/tmp/iperf.out)
+		for op in send write read; do
+			record tcp "${op}_bw_$size" "${v:-failed}" MB/s
+		done
+	fi
+	vm_barrier "tcp-$size"
+done
+tap_done
