@@ -2140,6 +2140,16 @@ static int uverbs_maps(uint8_t **addr, int max)
 	return n;
 }
 
+/* Every word of a mapping's first page: garbage derived from @seed. */
+static void ring_garbage(uint8_t *ring, uint32_t seed)
+{
+	uint32_t *w = (uint32_t *)ring;
+	unsigned int k;
+
+	for (k = 0; k < 4096 / 4; k++)
+		w[k] = seed ^ (k * 2654435761u);
+}
+
 /* An async event of type @type within @ms (the context's async fd). */
 static int async_event(struct dev *d, enum ibv_event_type type, int ms)
 {
@@ -2195,13 +2205,8 @@ static void case_h(struct dev *d)
 	got = poll_n(p.cq[0], wc, 8, 200);
 	diag("h: %d completions polled from the scribbled ring", got);
 	/* Every word of both headers and rings: garbage. */
-	for (i = 0; i < n; i++) {
-		uint32_t *w = (uint32_t *)ring[i];
-		unsigned int k;
-
-		for (k = 0; k < 4096 / 4; k++)
-			w[k] = 0xdeadbeef ^ (k * 2654435761u);
-	}
+	for (i = 0; i < n; i++)
+		ring_garbage(ring[i], 0xdeadbeef);
 	for (i = 0; i < 3; i++) {
 		wr.wr_id = 10 + i;
 		if (post_send1(p.qp[0], &wr))
@@ -2264,6 +2269,18 @@ static uint8_t *ring_moved(uint8_t **ring, const uint32_t *was, int n)
 	return found;
 }
 
+/* Publish behind the RQ's entries one with 1000 SGEs, wr_id 0xbad6. */
+static void rq_bad_entry(uint8_t *rq)
+{
+	uint32_t prod = ring_word(rq, 0);
+	struct sroce_recv_uwqe *ru =
+		(void *)(rq + WQ_SLOTS + (prod % RQ_DEPTH) * rq_stride());
+
+	ru->wr_id = 0xbad6;
+	ru->num_sge = 1000;
+	ring_set(rq, 0, prod + 1);
+}
+
 static void case_i(struct dev *d)
 {
 	struct ibv_sge sge = { (uintptr_t)SRC(d), 8, d->mr->lkey };
@@ -2274,7 +2291,6 @@ static void case_i(struct dev *d)
 	uint8_t *ring[8], *sq, *rq;
 	uint32_t was[8], prod;
 	struct sroce_send_uwqe *su;
-	struct sroce_recv_uwqe *ru;
 	struct ibv_wc wc[8];
 	struct pair p;
 	int i, k, n, got;
@@ -2324,11 +2340,7 @@ static void case_i(struct dev *d)
 	ok(rq != NULL, "i: the RQ ring of the receiving QP found");
 	if (!rq)
 		goto out;
-	prod = ring_word(rq, 0);
-	ru = (void *)(rq + WQ_SLOTS + (prod % RQ_DEPTH) * rq_stride());
-	ru->wr_id = 0xbad6;
-	ru->num_sge = 1000;
-	ring_set(rq, 0, prod + 1);
+	rq_bad_entry(rq);
 
 	/* The first SEND lands in the good receive, then RNR ends. */
 	got = poll_n(p.cq[0], wc, 2, WAIT_MS);
@@ -2358,11 +2370,7 @@ static void case_i(struct dev *d)
 		goto out;
 	}
 	/* The good receive is taken by the first SEND, this by the second. */
-	prod = ring_word(rq, 0);
-	ru = (void *)(rq + WQ_SLOTS + (prod % RQ_DEPTH) * rq_stride());
-	ru->wr_id = 0xbad6;
-	ru->num_sge = 1000;
-	ring_set(rq, 0, prod + 1);
+	rq_bad_entry(rq);
 	for (k = 0; k < 2; k++) {
 		wr.wr_id = 10 + k;
 		post_send1(p.qp[0], &wr);
@@ -2387,13 +2395,8 @@ static void case_i(struct dev *d)
 		return;
 	}
 	n = uverbs_maps(ring, 8);
-	for (i = 0; i < n; i++) {
-		uint32_t *w = (uint32_t *)ring[i];
-		unsigned int j;
-
-		for (j = 0; j < 4096 / 4; j++)
-			w[j] = 0xfeedface ^ (j * 2654435761u);
-	}
+	for (i = 0; i < n; i++)
+		ring_garbage(ring[i], 0xfeedface);
 	for (k = 0; k < 4; k++) {
 		wr.wr_id = 20 + k;
 		wr.opcode = k & 1 ? IBV_WR_RDMA_WRITE : IBV_WR_SEND;
