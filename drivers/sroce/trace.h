@@ -17,12 +17,14 @@ DECLARE_EVENT_CLASS(sroce_pkt_class,
 		    TP_PROTO(struct sroce_dev *sdev, struct sroce_pkt *pkt),
 		    TP_ARGS(sdev, pkt),
 		    TP_STRUCT__entry(__string(dev, dev_name(&sdev->ibdev.dev))
+				     __field(const void *, skbaddr)
 				     __field(u32, qpn)
 				     __field(u32, psn)
 				     __field(u32, paylen)
 				     __field(u8, opcode)
 				     __field(bool, ackreq)),
 		    TP_fast_assign(__assign_str(dev, dev_name(&sdev->ibdev.dev));
+				   __entry->skbaddr = pkt->skb;
 				   __entry->qpn = be32_to_cpu(pkt->bth->qpn) &
 						  SROCE_QPN_MASK;
 				   __entry->psn = be32_to_cpu(pkt->bth->apsn) &
@@ -32,9 +34,9 @@ DECLARE_EVENT_CLASS(sroce_pkt_class,
 				   __entry->ackreq =
 					!!(be32_to_cpu(pkt->bth->apsn) &
 					   SROCE_BTH_ACKREQ);),
-		    TP_printk("%s dqpn=%u opcode=%#04x psn=%u len=%u%s",
-			      __get_str(dev), __entry->qpn, __entry->opcode,
-			      __entry->psn, __entry->paylen,
+		    TP_printk("%s skbaddr=%p dqpn=%u opcode=%#04x psn=%u len=%u%s",
+			      __get_str(dev), __entry->skbaddr, __entry->qpn,
+			      __entry->opcode, __entry->psn, __entry->paylen,
 			      __entry->ackreq ? " ackreq" : "")
 );
 

@@ -10,10 +10,19 @@
 # time per symbol, kernel and user) of each run to
 # $SHARED/profile-STACK-RUN-vmN.txt.  A measurement, not a test.
 # SROCE_ARG_PROFILE_STACKS (make profile STACKS=sroce,rxe) chooses the stacks,
-# SROCE_ARG_PROFILE_SECONDS each run's length (default 20).
+# SROCE_ARG_PROFILE_SECONDS each run's length (default 20),
+# SROCE_ARG_PROFILE_PERF=0 (make profile PERF=0) skips perf: timelines only.
+#
+# Then a timeline of the same two streams from tracepoints (the trace
+# clock, not a sampling timer): net:net_dev_xmit, net:netif_receive_skb,
+# net:napi_gro_receive_entry, power:cpu_idle on both stacks, sroce:* on sroce, TIMELINE_SECONDS in the
+# middle of the stream, to $SHARED/trace-STACK-RUN-vmN.txt for
+# tools/bench/trace-report.
 . tests/lib/vm.sh
 
 PERF_SECONDS=${SROCE_ARG_PROFILE_SECONDS:-20}
+TIMELINE_SECONDS=3
+TRACING=/sys/kernel/debug/tracing
 SROCE_ARG_PROFILE_STACKS=${SROCE_ARG_PROFILE_STACKS:-sroce,rxe}
 
 # profile STACK RUN PORT COL ARGS...: perftest under perf on both VMs.
@@ -43,9 +52,41 @@ profile() {
 	rm -f "/tmp/perf-$run.data"
 }
 
+# timeline STACK RUN PORT COL ARGS...: perftest with tracepoints recorded
+# for TIMELINE_SECONDS once the stream has run for 5 s.
+timeline() {
+	local stack=$1 run=$2 port=$3 col=$4 pid e out
+	shift 4
+	out=$SHARED/trace-$stack-$run-vm$VM_ID.txt
+	echo 0 > $TRACING/tracing_on
+	echo 8192 > $TRACING/buffer_size_kb
+	: > $TRACING/set_event
+	for e in net:net_dev_xmit net:netif_receive_skb \
+		 net:napi_gro_receive_entry power:cpu_idle; do
+		echo "$e" >> $TRACING/set_event
+	done
+	[ "$stack" = sroce ] && echo 'sroce:*' >> $TRACING/set_event
+	: > $TRACING/trace
+	vm_barrier "tl-$stack-$run"
+	(sleep 5; echo 1 > $TRACING/tracing_on; sleep "$TIMELINE_SECONDS"
+	 echo 0 > $TRACING/tracing_on) &
+	pid=$!
+	perf_pair "$port" "$col" "$@" -d "$DEV" -x "$g" -F \
+		-D $((TIMELINE_SECONDS + 10)) || diag "$stack $run: perftest failed"
+	wait "$pid"
+	cp $TRACING/trace "$out"
+	: > $TRACING/set_event
+	check "$stack $run: a timeline in $(basename "$out")" \
+		grep -q net_dev_xmit "$out"
+}
+
 runs() {	# runs STACK PORTBASE
-	profile "$1" write64k $(($2 + 1)) 4 ib_write_bw -s 65536 -D "$PERF_SECONDS"
-	profile "$1" send64 $(($2 + 2)) 5 ib_send_bw -s 64 -D "$PERF_SECONDS"
+	if [ "${SROCE_ARG_PROFILE_PERF:-1}" = 1 ]; then
+		profile "$1" write64k $(($2 + 1)) 4 ib_write_bw -s 65536 -D "$PERF_SECONDS"
+		profile "$1" send64 $(($2 + 2)) 5 ib_send_bw -s 64 -D "$PERF_SECONDS"
+	fi
+	timeline "$1" write64k $(($2 + 11)) 4 ib_write_bw -s 65536
+	timeline "$1" send64 $(($2 + 12)) 5 ib_send_bw -s 64
 }
 
 check "perf runs in the guest" perf --version
