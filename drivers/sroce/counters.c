@@ -35,6 +35,7 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_CNT_MAX] = {
 	[SROCE_CNT_RX_BAD_SRC]		= { .name = "rx_drop_bad_source" },
 	[SROCE_CNT_ACK_SENT]		= { .name = "ack_sent" },
 	[SROCE_CNT_ACK_COALESCED]	= { .name = "ack_coalesced" },
+	[SROCE_CNT_TX_ZEROCOPY]		= { .name = "tx_zerocopy" },
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -48,10 +49,16 @@ int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index)
 {
 	struct sroce_dev *sdev = to_sdev(ibdev);
-	int i;
+	int cpu, i;
 
 	for (i = 0; i < SROCE_CNT_MAX; i++)
-		stats->value[i] = atomic64_read(&sdev->stats.c[i]);
+		stats->value[i] = 0;
+	for_each_possible_cpu(cpu) {
+		const struct sroce_stats *st = per_cpu_ptr(sdev->stats, cpu);
+
+		for (i = 0; i < SROCE_CNT_MAX; i++)
+			stats->value[i] += READ_ONCE(st->c[i]);
+	}
 	return SROCE_CNT_MAX;
 }
 

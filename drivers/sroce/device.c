@@ -180,6 +180,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(!list_empty(&sdev->mcg_list));
 	sroce_pool_destroy(&sdev->qp_pool);
 	sroce_pool_destroy(&sdev->mr_pool);
+	free_percpu(sdev->stats);
 	sroce_forget_device(sdev);
 	dev_put(sdev->ndev);
 	sroce_live_dec(SROCE_OBJ_DEV);
@@ -344,6 +345,9 @@ int sroce_register_device(struct sroce_dev *sdev, const char *name)
 			    sdev->ndev->dev_addr);
 	sroce_init_attrs(sdev);
 
+	sdev->stats = alloc_percpu(struct sroce_stats);
+	if (!sdev->stats)
+		return -ENOMEM;
 	err = ib_device_set_netdev(ibdev, sdev->ndev, 1);
 	if (err)
 		return err;

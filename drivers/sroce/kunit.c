@@ -7,6 +7,7 @@
 #include <kunit/test.h>
 #include <linux/crc32.h>
 #include <linux/netdevice.h>
+#include <linux/skbuff.h>
 #include <linux/slab.h>
 
 #include "sroce.h"
@@ -270,10 +271,67 @@ static void sroce_icrc_masks(struct kunit *test)
 	KUNIT_EXPECT_NE(test, sroce_icrc(pkt, true, pkt + 28, 12 + 16), icrc);
 }
 
+/*
+ * Zero-copy transmit: a payload in page fragments (a page of its own, by
+ * reference; slab memory, by copy) and the trailer fragment give the ICRC
+ * of the same bytes in one buffer, and the page's reference goes with
+ * the skb.
+ */
+static void sroce_icrc_of_frags(struct kunit *test)
+{
+	const u32 hlen = 20 + 8 + 12, plen = 1000, slen = 24;
+	struct sroce_pkt pkt = { .pad = 0 };
+	u8 *lin, *slab, *p;
+	struct sk_buff *skb;
+	struct page *page;
+	u32 i;
+
+	lin = kunit_kzalloc(test, hlen + plen + slen + SROCE_ICRC_LEN,
+			    GFP_KERNEL);
+	slab = kunit_kzalloc(test, slen, GFP_KERNEL);
+	page = alloc_page(GFP_KERNEL);
+	skb = alloc_skb(hlen, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, lin);
+	KUNIT_ASSERT_NOT_NULL(test, slab);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+
+	lin[0] = 0x45;				/* IPv4, 20 bytes */
+	lin[9] = IPPROTO_UDP;
+	lin[20 + 2] = 0x12;			/* UDP port 4791 */
+	lin[20 + 3] = 0xb7;
+	lin[28] = 0x04;				/* BTH: RC SEND_ONLY */
+	lin[28 + 7] = 0x11;
+	for (i = 0; i < plen + slen; i++)
+		lin[hlen + i] = i * 7 + 3;
+	p = page_address(page);
+	memcpy(p + 100, lin + hlen, plen);
+	memcpy(slab, lin + hlen + plen, slen);
+
+	skb_put_data(skb, lin, hlen);
+	skb_reset_network_header(skb);
+	pkt.skb = skb;
+	KUNIT_ASSERT_EQ(test, sroce_pkt_add_frag(skb, p + 100, plen), 0);
+	KUNIT_EXPECT_EQ(test, page_count(page), 2);
+	KUNIT_ASSERT_EQ(test, sroce_pkt_add_frag(skb, slab, slen), 0);
+	KUNIT_EXPECT_PTR_NE(test, skb_frag_page(&skb_shinfo(skb)->frags[1]),
+			    virt_to_page(slab));
+	KUNIT_ASSERT_EQ(test, sroce_pkt_trailer(&pkt), 0);
+	KUNIT_EXPECT_EQ(test, skb_shinfo(skb)->nr_frags, 3);
+	KUNIT_EXPECT_EQ(test, skb->len, hlen + plen + slen + SROCE_ICRC_LEN);
+
+	KUNIT_EXPECT_EQ(test, sroce_icrc_frags(skb, true, skb->data + 28),
+			sroce_icrc(lin, true, lin + 28, 12 + plen + slen));
+	kfree_skb(skb);
+	KUNIT_EXPECT_EQ(test, page_count(page), 1);
+	__free_page(page);
+}
+
 static struct kunit_case sroce_wire_cases[] = {
 	KUNIT_CASE(sroce_psn_wraps),
 	KUNIT_CASE(sroce_opcode_headers),
 	KUNIT_CASE(sroce_icrc_masks),
+	KUNIT_CASE(sroce_icrc_of_frags),
 	{}
 };
 

@@ -162,6 +162,62 @@ int sroce_mr_access(struct sroce_mr *mr, u32 key, bool remote, int access,
 	return err;
 }
 
+/* Check and add page fragments; under mr->lock for MRs that can change. */
+static int sroce_mr_check_frags(struct sroce_mr *mr, u32 key, bool remote,
+				int access, u64 va, u32 len, struct sk_buff *skb)
+{
+	if (!sroce_mr_ok(mr, key, remote, access, va, len))
+		return -EACCES;
+	while (len) {
+		u32 n;
+		void *p = sroce_mr_addr(mr, va, len, &n);
+		int err;
+
+		n = min_t(u32, n, PAGE_SIZE - offset_in_page(p));
+		err = sroce_pkt_add_frag(skb, p, n);
+		if (err)
+			return err;
+		va += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/**
+ * sroce_mr_frags - add bytes of an MR to a packet as page fragments
+ * @mr: an MR the caller holds a reference on
+ * @key: the key the access names (an lkey or an rkey)
+ * @remote: @key is an rkey (a READ response)
+ * @access: the IB_ACCESS_* rights the use needs
+ * @va: address in the MR
+ * @len: bytes
+ * @skb: the packet (sroce_pkt_alloc_frags()), room for the fragments
+ *
+ * Zero-copy transmit: the packet takes a reference on each page
+ * (sroce_pkt_add_frag()), so the page stays allocated until the device is
+ * done with it, however soon the MR is deregistered and its pages
+ * unpinned; the bytes sent are those in the page when the device reads
+ * it, as with a NIC's DMA.  The check is made under mr->lock like a
+ * copy's (sroce_mr_access()).  A fragment never crosses a page, so @len
+ * bytes take at most DIV_ROUND_UP(@len, PAGE_SIZE) + 1 fragments.
+ *
+ * Return: 0, -EACCES when the MR no longer allows the access, or -ENOMEM.
+ */
+int sroce_mr_frags(struct sroce_mr *mr, u32 key, bool remote, int access,
+		   u64 va, u32 len, struct sk_buff *skb)
+{
+	unsigned long flags;
+	int err;
+
+	if (mr->kind == SROCE_MR_DMA)
+		return sroce_mr_check_frags(mr, key, remote, access, va, len,
+					    skb);
+	spin_lock_irqsave(&mr->lock, flags);
+	err = sroce_mr_check_frags(mr, key, remote, access, va, len, skb);
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return err;
+}
+
 /* Check and execute an atomic; under mr->lock for MRs that can change. */
 static int sroce_mr_check_atomic(struct sroce_mr *mr, u32 key, u64 va,
 				 bool cmp_swap, u64 cmp, u64 swap_add,

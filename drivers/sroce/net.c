@@ -18,6 +18,8 @@
 #include <linux/crc32.h>
 #include <linux/etherdevice.h>
 #include <linux/inetdevice.h>
+#include <linux/random.h>
+#include <linux/sizes.h>
 #include <net/addrconf.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
@@ -59,8 +61,9 @@ static struct work_struct sroce_loop_work;
 /*
  * The CRC-32 of the crypto API ("crc32": crc32_le with the seed in its
  * context), for its accelerated versions (crc32-pclmul on x86 CPUs with
- * PCLMULQDQ, as rdma_rxe uses); crc32_le when none loads, or when the
- * crypto layer cannot use the vector unit in this context.
+ * PCLMULQDQ, as rdma_rxe uses); crc32_le when none loads, when the
+ * crypto layer cannot use the vector unit in this context, or when
+ * crc32_le measured faster at load (sroce_crc_choose()).
  */
 static struct crypto_shash *sroce_crc_tfm;
 
@@ -77,22 +80,68 @@ static u32 sroce_crc32(u32 crc, const void *p, size_t len)
 	return crc32_le(crc, p, len);
 }
 
-/**
- * sroce_icrc - the ICRC of a RoCEv2 packet
- * @nethdr: the IP header, followed by the UDP header
- * @ipv4: IPv4 (else IPv6)
- * @bth: the BTH
- * @len: bytes from the BTH to the ICRC (excluded)
- *
- * Return: the ICRC, to be stored little endian behind the payload.
+/* Nanoseconds one CRC-32 of @buf takes, the best of a few runs. */
+static u64 sroce_crc_time(const void *buf, size_t len, bool tfm, u32 *crc)
+{
+	u64 best = U64_MAX, t;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		t = ktime_get_ns();
+		*crc = tfm ? sroce_crc32(~0U, buf, len) : crc32_le(~0U, buf, len);
+		best = min(best, ktime_get_ns() - t);
+	}
+	return best;
+}
+
+/*
+ * Which CRC-32 is faster here.  The crypto API ranks its drivers by a
+ * fixed priority, which puts crc32-pclmul first; that is right on real
+ * CPUs, where it is several times faster than crc32_le's tables.  Where
+ * the CPU is emulated (QEMU's TCG runs each PCLMULQDQ as a loop over 64
+ * bits), the tables can win: the ICRC of every packet, sent and received,
+ * is the largest cost the driver has there.  So time both once, over a
+ * packet's worth of bytes, and keep the faster.
  */
-u32 sroce_icrc(const void *nethdr, bool ipv4, const u8 *bth, u32 len)
+static void sroce_crc_choose(void)
+{
+	u64 ns_tfm, ns_le;
+	u32 crc_tfm, crc_le;
+	void *buf;
+
+	if (!sroce_crc_tfm)
+		return;
+	buf = kmalloc(SZ_4K, GFP_KERNEL);
+	if (!buf)
+		return;
+	get_random_bytes(buf, SZ_4K);
+	ns_tfm = sroce_crc_time(buf, SZ_4K, true, &crc_tfm);
+	ns_le = sroce_crc_time(buf, SZ_4K, false, &crc_le);
+	kfree(buf);
+	pr_info("sroce: ICRC: %s %llu ns, crc32_le %llu ns per 4 KiB%s\n",
+		crypto_shash_driver_name(sroce_crc_tfm), ns_tfm, ns_le,
+		ns_le < ns_tfm ? ": crc32_le" : "");
+	if (crc_tfm != crc_le) {
+		pr_warn("sroce: %s disagrees with crc32_le: crc32_le\n",
+			crypto_shash_driver_name(sroce_crc_tfm));
+		ns_le = 0;
+	}
+	if (ns_le < ns_tfm) {
+		crypto_free_shash(sroce_crc_tfm);
+		sroce_crc_tfm = NULL;
+	}
+}
+
+/*
+ * The CRC (not yet inverted) of the invariant part of a packet's headers
+ * up to and including the BTH (IBA A17.3.3).
+ */
+static u32 sroce_icrc_head(const void *nethdr, bool ipv4, const u8 *bth)
 {
 	u8 ps[sizeof(struct ipv6hdr) + sizeof(struct udphdr) +
 	      sizeof(struct sroce_bth)];
 	u32 nlen = ipv4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
 	struct udphdr *uh;
-	u32 crc;
 
 	memcpy(ps, nethdr, nlen + sizeof(*uh));
 	if (ipv4) {
@@ -113,10 +162,56 @@ u32 sroce_icrc(const void *nethdr, bool ipv4, const u8 *bth, u32 len)
 	memcpy(ps + nlen + sizeof(*uh), bth, sizeof(struct sroce_bth));
 	ps[nlen + sizeof(*uh) + 4] = 0xff;	/* FECN, BECN, resv6 */
 
-	crc = sroce_crc32(SROCE_ICRC_SEED, ps,
-			  nlen + sizeof(*uh) + sizeof(struct sroce_bth));
+	return sroce_crc32(SROCE_ICRC_SEED, ps,
+			   nlen + sizeof(*uh) + sizeof(struct sroce_bth));
+}
+
+/**
+ * sroce_icrc - the ICRC of a RoCEv2 packet
+ * @nethdr: the IP header, followed by the UDP header
+ * @ipv4: IPv4 (else IPv6)
+ * @bth: the BTH
+ * @len: bytes from the BTH to the ICRC (excluded), contiguous
+ *
+ * Return: the ICRC, to be stored little endian behind the payload.
+ */
+u32 sroce_icrc(const void *nethdr, bool ipv4, const u8 *bth, u32 len)
+{
+	u32 crc = sroce_icrc_head(nethdr, ipv4, bth);
+
+	return ~sroce_crc32(crc, bth + sizeof(struct sroce_bth),
+			    len - sizeof(struct sroce_bth));
+}
+
+/**
+ * sroce_icrc_frags - the ICRC of a packet whose payload is in fragments
+ * @skb: the packet, its network header set; the BTH and extension
+ *	headers in the linear part, then the payload in page fragments, the
+ *	last of which ends with the 4 bytes of the ICRC (zero-copy transmit)
+ * @ipv4: IPv4 (else IPv6)
+ * @bth: the BTH
+ *
+ * Return: the ICRC, to be stored little endian in its 4 bytes.
+ */
+u32 sroce_icrc_frags(const struct sk_buff *skb, bool ipv4, const u8 *bth)
+{
+	const struct skb_shared_info *sh = skb_shinfo(skb);
+	u32 crc = sroce_icrc_head(skb_network_header(skb), ipv4, bth);
+	int i;
+
 	crc = sroce_crc32(crc, bth + sizeof(struct sroce_bth),
-			  len - sizeof(struct sroce_bth));
+			  skb_tail_pointer(skb) - bth - sizeof(struct sroce_bth));
+	for (i = 0; i < sh->nr_frags; i++) {
+		const skb_frag_t *f = &sh->frags[i];
+		u32 len = skb_frag_size(f);
+		u8 *p;
+
+		if (i == sh->nr_frags - 1)
+			len -= SROCE_ICRC_LEN;
+		p = kmap_local_page(skb_frag_page(f));
+		crc = sroce_crc32(crc, p + skb_frag_off(f), len);
+		kunmap_local(p);
+	}
 	return ~crc;
 }
 
@@ -124,6 +219,52 @@ u32 sroce_icrc(const void *nethdr, bool ipv4, const u8 *bth, u32 len)
 u16 sroce_src_port(u32 qpn)
 {
 	return 0xc000 | (hash_32(qpn, 14) & 0x3fff);
+}
+
+/* Start a packet; its payload linear, or (@frags) to come as fragments. */
+static int __sroce_pkt_alloc(struct sroce_dev *sdev, struct sroce_pkt *pkt,
+			     u8 opcode, u32 paylen, bool frags)
+{
+	u32 info = sroce_op_info(opcode);
+	u32 hlen, pad = -paylen & 3;
+	u32 linear = frags ? 0 : paylen + pad + SROCE_ICRC_LEN;
+	struct sk_buff *skb;
+
+	if (sroce_fail(SROCE_FAULT_PACKET))
+		return -ENOMEM;
+	if ((opcode & 0xe0) == SROCE_OP_UD)
+		info |= SROCE_H_DETH;
+	hlen = sizeof(struct sroce_bth) + sroce_ext_len(info);
+	skb = alloc_skb(LL_MAX_HEADER + sizeof(struct ipv6hdr) +
+			sizeof(struct udphdr) + hlen + linear, GFP_ATOMIC);
+	if (!skb)
+		return -ENOMEM;
+	skb_reserve(skb, LL_MAX_HEADER + sizeof(struct ipv6hdr) +
+		    sizeof(struct udphdr));
+	pkt->skb = skb;
+	pkt->hdr = skb_put(skb, hlen + linear);
+	/*
+	 * Headers, pad and ICRC zeroed; not the payload: every caller fills
+	 * all of it (or frees the packet when its copy fails).
+	 */
+	memset(pkt->hdr, 0, hlen);
+	if (frags) {
+		pkt->payload = NULL;
+		pkt->icrc = NULL;
+	} else {
+		memset(pkt->hdr + hlen + paylen, 0, pad + SROCE_ICRC_LEN);
+		pkt->payload = pkt->hdr + hlen;
+		pkt->icrc = pkt->payload + paylen + pad;
+	}
+	pkt->ext = pkt->hdr + sizeof(struct sroce_bth);
+	pkt->paylen = paylen;
+	pkt->opcode = opcode;
+	pkt->info = info;
+	pkt->pad = pad;
+	pkt->bth->opcode = opcode;
+	pkt->bth->flags = pad << SROCE_BTH_PAD_SHIFT;
+	pkt->bth->pkey = htons(SROCE_DEFAULT_PKEY);
+	return 0;
 }
 
 /**
@@ -141,39 +282,117 @@ u16 sroce_src_port(u32 qpn)
 int sroce_pkt_alloc(struct sroce_dev *sdev, struct sroce_pkt *pkt, u8 opcode,
 		    u32 paylen)
 {
-	u32 info = sroce_op_info(opcode);
-	u32 hlen, pad = -paylen & 3;
-	struct sk_buff *skb;
+	return __sroce_pkt_alloc(sdev, pkt, opcode, paylen, false);
+}
 
-	if (sroce_fail(SROCE_FAULT_PACKET))
+/**
+ * sroce_pkt_alloc_frags - start a packet whose payload will be fragments
+ * @sdev: the device
+ * @pkt: filled: skb, hdr (the BTH), ext; payload is NULL
+ * @opcode: the BTH opcode
+ * @paylen: payload bytes, to be added as page fragments
+ *
+ * For zero-copy transmit: the caller adds exactly @paylen bytes of page
+ * fragments (sroce_mr_frags()), then calls sroce_pkt_trailer().
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int sroce_pkt_alloc_frags(struct sroce_dev *sdev, struct sroce_pkt *pkt,
+			  u8 opcode, u32 paylen)
+{
+	return __sroce_pkt_alloc(sdev, pkt, opcode, paylen, true);
+}
+
+/**
+ * sroce_zc_ok - send this payload from the MR's pages, without a copy?
+ * @sdev: the device
+ * @paylen: the packet's payload bytes
+ *
+ * Zero-copy transmit sends a packet's payload from the pages of the user
+ * MR it comes from, as page fragments of the skb: when the payload is
+ * large enough to be worth two page references and a fragment more than
+ * a copy, and the device takes fragments (else the stack would copy it
+ * back into one buffer).
+ */
+#define SROCE_ZC_MIN	512
+
+bool sroce_zc_ok(struct sroce_dev *sdev, u32 paylen)
+{
+	return paylen >= SROCE_ZC_MIN && (sdev->ndev->features & NETIF_F_SG);
+}
+
+/* Add @n bytes of @page at @off to @skb, whose reference it takes. */
+static void sroce_skb_add_page(struct sk_buff *skb, struct page *page,
+			       u32 off, u32 n)
+{
+	skb_fill_page_desc(skb, skb_shinfo(skb)->nr_frags, page, off, n);
+	skb->len += n;
+	skb->data_len += n;
+	skb->truesize += n;
+}
+
+/*
+ * Add @n bytes of the CPU's page fragment cache to @skb, copied from @p
+ * (zeroed when @p is NULL).  Return: their address, or NULL.
+ */
+static u8 *sroce_skb_add_copy(struct sk_buff *skb, const void *p, u32 n)
+{
+	u8 *c = netdev_alloc_frag(n);
+	struct page *page;
+
+	if (!c)
+		return NULL;
+	if (p)
+		memcpy(c, p, n);
+	else
+		memset(c, 0, n);
+	page = virt_to_head_page(c);
+	sroce_skb_add_page(skb, page, c - (u8 *)page_address(page), n);
+	return c;
+}
+
+/**
+ * sroce_pkt_add_frag - add bytes of one page to a packet of fragments
+ * @skb: the packet
+ * @p: the bytes' kernel address (direct map: an MR's page)
+ * @n: how many; they do not cross a page
+ *
+ * The page itself, with a reference, when it may be handed to the stack
+ * (sendpage_ok(): not slab memory, which kernel ULPs may name through the
+ * DMA MR); else a copy.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int sroce_pkt_add_frag(struct sk_buff *skb, void *p, u32 n)
+{
+	struct page *page;
+
+	if (virt_addr_valid(p) && sendpage_ok(virt_to_page(p))) {
+		page = virt_to_page(p);
+		get_page(page);
+		sroce_skb_add_page(skb, page, offset_in_page(p), n);
+		return 0;
+	}
+	return sroce_skb_add_copy(skb, p, n) ? 0 : -ENOMEM;
+}
+
+/**
+ * sroce_pkt_trailer - end a packet of fragments with its pad and ICRC
+ * @pkt: from sroce_pkt_alloc_frags(), its payload fragments added
+ *
+ * Pad and ICRC follow the payload, so they are a fragment too: a few
+ * bytes of the CPU's page fragment cache, released with the skb.
+ *
+ * Return: 0, or -ENOMEM (the caller frees the packet).
+ */
+int sroce_pkt_trailer(struct sroce_pkt *pkt)
+{
+	/* Pad bytes are zero (IBA 9.3.1); the ICRC comes in sroce_xmit(). */
+	u8 *p = sroce_skb_add_copy(pkt->skb, NULL, pkt->pad + SROCE_ICRC_LEN);
+
+	if (!p)
 		return -ENOMEM;
-	if ((opcode & 0xe0) == SROCE_OP_UD)
-		info |= SROCE_H_DETH;
-	hlen = sizeof(struct sroce_bth) + sroce_ext_len(info);
-	skb = alloc_skb(LL_MAX_HEADER + sizeof(struct ipv6hdr) +
-			sizeof(struct udphdr) + hlen + paylen + pad +
-			SROCE_ICRC_LEN, GFP_ATOMIC);
-	if (!skb)
-		return -ENOMEM;
-	skb_reserve(skb, LL_MAX_HEADER + sizeof(struct ipv6hdr) +
-		    sizeof(struct udphdr));
-	pkt->skb = skb;
-	pkt->hdr = skb_put(skb, hlen + paylen + pad + SROCE_ICRC_LEN);
-	/*
-	 * Headers, pad and ICRC zeroed; not the payload: every caller fills
-	 * all of it (or frees the packet when its copy fails).
-	 */
-	memset(pkt->hdr, 0, hlen);
-	memset(pkt->hdr + hlen + paylen, 0, pad + SROCE_ICRC_LEN);
-	pkt->ext = pkt->hdr + sizeof(struct sroce_bth);
-	pkt->payload = pkt->hdr + hlen;
-	pkt->paylen = paylen;
-	pkt->opcode = opcode;
-	pkt->info = info;
-	pkt->pad = pad;
-	pkt->bth->opcode = opcode;
-	pkt->bth->flags = pad << SROCE_BTH_PAD_SHIFT;
-	pkt->bth->pkey = htons(SROCE_DEFAULT_PKEY);
+	pkt->icrc = p + pkt->pad;
 	return 0;
 }
 
@@ -318,9 +537,13 @@ int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 		memcpy(&ih->saddr, av->sgid.raw, 16);
 		memcpy(&ih->daddr, av->dgid.raw, 16);
 	}
-	put_unaligned_le32(sroce_icrc(skb_network_header(skb), ipv4, pkt->hdr,
-				      len - SROCE_ICRC_LEN),
-			   pkt->hdr + len - SROCE_ICRC_LEN);
+	if (skb_is_nonlinear(skb))
+		put_unaligned_le32(sroce_icrc_frags(skb, ipv4, pkt->hdr),
+				   pkt->icrc);
+	else
+		put_unaligned_le32(sroce_icrc(skb_network_header(skb), ipv4,
+					      pkt->hdr, len - SROCE_ICRC_LEN),
+				   pkt->icrc);
 
 	trace_sroce_xmit(sdev, pkt);
 	if (dst->dev->flags & IFF_LOOPBACK) {
@@ -616,6 +839,7 @@ int sroce_net_init(void)
 			PTR_ERR(sroce_crc_tfm));
 		sroce_crc_tfm = NULL;
 	}
+	sroce_crc_choose();
 	sock = sroce_sock_create(false);
 	if (IS_ERR(sock)) {
 		pr_err("sroce: cannot bind UDP port %d (IPv4): %ld\n",

@@ -3,19 +3,47 @@
  * sroce transport engine, requester: turns send WQEs into request packets
  * (IBA 9.5, 9.7.3).  RC and UC messages are segmented by the path MTU and
  * numbered with consecutive PSNs; UD messages are one packet.  For RC the
- * requester keeps at most SROCE_MAX_UNACKED packets unacknowledged, at
+ * requester keeps at most sroce_max_unacked packets unacknowledged, at
  * most max_rd_atomic reads and atomics outstanding (IBA 9.7.7.1), honours
  * fences (IBA 10.8.3.3), and asks for an ACK at the end of every message
  * and every SROCE_ACK_EVERY packets; the completer (comp.c) rewinds it
  * for retransmission (go-back-N, IBA 9.7.6.1).
  */
+#include <linux/moduleparam.h>
 #include <linux/uaccess.h>
 #include <asm/unaligned.h>
 
 #include "sroce.h"
 #include "trace.h"
 
-#define SROCE_MAX_UNACKED	128
+/*
+ * The window: packets an RC requester sends before it waits for an ACK.
+ * It must cover the bandwidth-delay product of the path, or the sender
+ * idles a round trip per window: at 128 it did so on the emulated link
+ * of the benchmarks (about 12 ms per round trip there), 512 keeps that
+ * link busy.  A longer path (or a lossy one, where go-back-N resends up
+ * to a window) wants another value: the parameter applies to packets
+ * sent from then on.  IBA 9.7.2: a PSN is valid within half of the 2^24
+ * PSN space; the bound below keeps far from it.
+ */
+static unsigned int sroce_max_unacked = 512;
+
+static int sroce_max_unacked_set(const char *val,
+				 const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 16, 65536);
+}
+
+static const struct kernel_param_ops sroce_max_unacked_ops = {
+	.set = sroce_max_unacked_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(max_unacked, &sroce_max_unacked_ops, &sroce_max_unacked,
+		0644);
+MODULE_PARM_DESC(max_unacked,
+		 "RC packets sent before waiting for an ACK (16-65536, default 512)");
+
 #define SROCE_ACK_EVERY		32
 #define SROCE_REQ_BUDGET	64
 /*
@@ -150,6 +178,59 @@ int sroce_wqe_copy(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 	return len ? -EACCES : 0;
 }
 
+/*
+ * Zero-copy transmit (sroce_zc_ok()): a packet's payload is at most one
+ * path MTU (<= 4096 bytes): through at most SROCE_ZC_MAX_SGE SGEs it
+ * takes at most two fragments per SGE plus one (sroce_mr_frags()), and
+ * one more for the trailer, within MAX_SKB_FRAGS.
+ */
+#define SROCE_ZC_MAX_SGE	7
+
+static bool sroce_wqe_zc_ok(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
+			    u32 paylen)
+{
+	u32 i;
+
+	BUILD_BUG_ON(2 * SROCE_ZC_MAX_SGE + 1 + 1 > MAX_SKB_FRAGS);
+	if (!sroce_zc_ok(to_sdev(qp->ibqp.device), paylen) ||
+	    (wqe->send_flags & IB_SEND_INLINE) ||
+	    wqe->num_sge > SROCE_ZC_MAX_SGE)
+		return false;
+	for (i = 0; i < wqe->num_sge; i++)
+		if (!wqe->sge[i].mr)
+			return false;
+	return true;
+}
+
+/*
+ * The payload of a packet as fragments of the SGEs' pages (see above).
+ * Return: 0, -EACCES (an MR no longer allows it) or -ENOMEM.
+ */
+static int sroce_wqe_frags(struct sroce_send_wqe *wqe, u32 offset,
+			   struct sk_buff *skb, u32 len)
+{
+	int err;
+	u32 i;
+
+	for (i = 0; i < wqe->num_sge && len; i++) {
+		struct sroce_sge *sge = &wqe->sge[i];
+		u32 n;
+
+		if (offset >= sge->length) {
+			offset -= sge->length;
+			continue;
+		}
+		n = min(len, sge->length - offset);
+		err = sroce_mr_frags(sge->mr, sge->lkey, false, 0,
+				     sge->addr + offset, n, skb);
+		if (err)
+			return err;
+		len -= n;
+		offset = 0;
+	}
+	return len ? -EACCES : 0;
+}
+
 /* Send the packet at (req.psn, req.offset) of @wqe; advance the requester. */
 static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 {
@@ -158,7 +239,7 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	struct sroce_pkt pkt;
 	const struct sroce_av *av = &qp->av;
 	u32 offset = req->offset, paylen = 0, npkts = 1, dqpn, rd_len = 0;
-	bool last, ackreq;
+	bool last, ackreq, zc;
 	u8 *ext;
 	u8 opcode;
 	int err;
@@ -166,7 +247,11 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	opcode = sroce_req_opcode(qp, wqe, offset, &last);
 	if (sroce_op_info(opcode) & SROCE_F_PAYLOAD)
 		paylen = min(wqe->length - offset, qp->mtu);
-	err = sroce_pkt_alloc(sdev, &pkt, opcode, paylen);
+	zc = sroce_wqe_zc_ok(qp, wqe, paylen);
+	if (zc)
+		err = sroce_pkt_alloc_frags(sdev, &pkt, opcode, paylen);
+	else
+		err = sroce_pkt_alloc(sdev, &pkt, opcode, paylen);
 	if (err)
 		return err;
 
@@ -192,7 +277,7 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	ackreq = qp->ibqp.qp_type == IB_QPT_RC &&
 		 (last || req->noack >= SROCE_ACK_EVERY ||
 		  sroce_psn_diff(req->psn, qp->comp.psn) + 1 >=
-		  SROCE_MAX_UNACKED);
+		  READ_ONCE(sroce_max_unacked));
 	if (ackreq)
 		req->noack = 0;
 	if (last && (wqe->send_flags & IB_SEND_SOLICITED) &&
@@ -240,12 +325,24 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 		memcpy(ext, &wqe->ex, 4);	/* already big endian */
 	if (pkt.info & SROCE_H_IETH)
 		put_unaligned_be32(wqe->ex, ext);
-	if (paylen && sroce_wqe_copy(qp, wqe, offset, pkt.payload, paylen,
-				     false)) {
-		/* An SGE's MR went away under the WR (IBA 10.6.3.2). */
-		kfree_skb(pkt.skb);
-		return -EACCES;
+	if (zc) {
+		err = sroce_wqe_frags(wqe, offset, pkt.skb, paylen);
+		if (!err && sroce_pkt_trailer(&pkt))
+			err = -ENOMEM;
+	} else if (paylen) {
+		err = sroce_wqe_copy(qp, wqe, offset, pkt.payload, paylen,
+				     false);
 	}
+	if (err) {
+		/*
+		 * An SGE's MR went away under the WR (IBA 10.6.3.2), or no
+		 * memory for the trailer (the packet is built again later).
+		 */
+		kfree_skb(pkt.skb);
+		return err;
+	}
+	if (zc)
+		sroce_count(sdev, SROCE_CNT_TX_ZEROCOPY);
 
 	/* The send may fail; the packet then counts as lost on the wire. */
 	sroce_xmit(sdev, av, av == &qp->av ? &qp->dst_cache : NULL,
@@ -394,7 +491,7 @@ again:
 			continue;
 		}
 		if (rc && sroce_psn_diff(req->psn, qp->comp.psn) >=
-			  SROCE_MAX_UNACKED)
+			  READ_ONCE(sroce_max_unacked))
 			break;
 		/* IBA 9.7.7.1: at most max_rd_atomic reads/atomics pending. */
 		if (rc && sroce_wqe_is_rd_op(wqe->opcode) &&

@@ -295,6 +295,8 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 						     SROCE_RD_RES];
 		struct sroce_pkt pkt;
 		u32 off, paylen = 0;
+		bool zc;
+		int err;
 		u8 op;
 
 		if (res->sent == res->npkts) {
@@ -320,7 +322,14 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 			op = SROCE_ATOMIC_ACK;
 			off = 0;
 		}
-		if (sroce_pkt_alloc(sdev, &pkt, SROCE_OP_RC | op, paylen)) {
+		zc = res->mr && sroce_zc_ok(sdev, paylen);
+		if (zc)
+			err = sroce_pkt_alloc_frags(sdev, &pkt, SROCE_OP_RC | op,
+						    paylen);
+		else
+			err = sroce_pkt_alloc(sdev, &pkt, SROCE_OP_RC | op,
+					      paylen);
+		if (err) {
 			/* No packet memory: the response waits a tick. */
 			sroce_qp_kick_later(qp);
 			return false;
@@ -345,15 +354,30 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 		 * Checked again for every packet: the MR may have been
 		 * invalidated or deregistered since the request came.
 		 */
-		if (paylen && sroce_mr_access(res->mr, res->rkey, true,
+		if (zc)
+			err = sroce_mr_frags(res->mr, res->rkey, true,
+					     IB_ACCESS_REMOTE_READ,
+					     res->va + off, paylen, pkt.skb);
+		else if (paylen)
+			err = sroce_mr_access(res->mr, res->rkey, true,
 					      IB_ACCESS_REMOTE_READ,
 					      res->va + off, pkt.payload,
-					      paylen, false)) {
+					      paylen, false);
+		if (!err && zc)
+			err = sroce_pkt_trailer(&pkt);
+		if (err == -ENOMEM) {
+			kfree_skb(pkt.skb);
+			sroce_qp_kick_later(qp);
+			return false;
+		}
+		if (err) {
 			kfree_skb(pkt.skb);
 			sroce_resp_fatal(qp, sroce_psn_add(res->psn, res->sent),
 					 SROCE_NAK_REM_ACCESS);
 			return false;
 		}
+		if (zc)
+			sroce_count(sdev, SROCE_CNT_TX_ZEROCOPY);
 		sroce_xmit(sdev, &qp->av, &qp->dst_cache, qp->src_port, &pkt);
 		res->sent++;
 	}

@@ -205,11 +205,13 @@ enum sroce_counter {
 	SROCE_CNT_RX_BAD_SRC,
 	SROCE_CNT_ACK_SENT,
 	SROCE_CNT_ACK_COALESCED,
+	SROCE_CNT_TX_ZEROCOPY,
 	SROCE_CNT_MAX,
 };
 
+/* Per CPU: every packet counts, on whichever CPU handles it. */
 struct sroce_stats {
-	atomic64_t c[SROCE_CNT_MAX];
+	u64 c[SROCE_CNT_MAX];
 };
 
 struct sroce_dev {
@@ -224,7 +226,7 @@ struct sroce_dev {
 	atomic_t nr_pd, nr_cq, nr_srq, nr_ah;	/* against the device limits */
 	atomic_t mr_key_byte;		/* the low byte of the next MR key */
 
-	struct sroce_stats stats;
+	struct sroce_stats __percpu *stats;	/* from registration on */
 
 	spinlock_t port_lock;		/* protects port_state, port_mtu */
 	enum ib_port_state port_state;	/* last state reported to ib_core */
@@ -664,7 +666,8 @@ struct sroce_pkt {
 		struct sroce_bth *bth;
 	};
 	u8 *ext;
-	u8 *payload;
+	u8 *payload;		/* NULL: the payload is in page fragments */
+	u8 *icrc;		/* where the ICRC goes */
 	u32 paylen;
 	u32 info;
 	u32 qpn;
@@ -705,7 +708,7 @@ extern struct workqueue_struct *sroce_free_wq;	/* MR frees (mr.c) */
 
 static inline void sroce_count(struct sroce_dev *sdev, enum sroce_counter c)
 {
-	atomic64_inc(&sdev->stats.c[c]);
+	this_cpu_inc(sdev->stats->c[c]);
 }
 
 static inline bool sroce_wqe_is_rd_op(enum ib_wr_opcode op)
@@ -870,6 +873,12 @@ int sroce_net_init(void);
 void sroce_net_exit(void);
 u16 sroce_src_port(u32 qpn);
 u32 sroce_icrc(const void *nethdr, bool ipv4, const u8 *bth, u32 len);
+u32 sroce_icrc_frags(const struct sk_buff *skb, bool ipv4, const u8 *bth);
+int sroce_pkt_alloc_frags(struct sroce_dev *sdev, struct sroce_pkt *pkt,
+			  u8 opcode, u32 paylen);
+int sroce_pkt_add_frag(struct sk_buff *skb, void *p, u32 n);
+int sroce_pkt_trailer(struct sroce_pkt *pkt);
+bool sroce_zc_ok(struct sroce_dev *sdev, u32 paylen);
 int sroce_pkt_alloc(struct sroce_dev *sdev, struct sroce_pkt *pkt, u8 opcode,
 		    u32 paylen);
 int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
@@ -878,6 +887,8 @@ int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 /* mem.c - memory access checks and copies */
 struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, bool remote,
 				 int access, u64 va, u64 len);
+int sroce_mr_frags(struct sroce_mr *mr, u32 key, bool remote, int access,
+		   u64 va, u32 len, struct sk_buff *skb);
 int sroce_mr_access(struct sroce_mr *mr, u32 key, bool remote, int access,
 		    u64 va, void *buf, u32 len, bool to_mr);
 int sroce_mr_atomic(struct sroce_mr *mr, u32 key, u64 va, bool cmp_swap,
