@@ -119,7 +119,7 @@ bench: deps
 	@$(MAKE) --no-print-directory modules provider
 	@echo "bench: two VMs, sroce then rdma_rxe then TCP, each row $(or $(REPS),3) times (10-20 minutes a round under emulation)..."
 	@rm -f $(BUILD)/vm/bench-vm/shared/bench.txt
-	@SROCE_ARG_REPS=$(or $(REPS),3) tools/vm/run $(VMARGS) -t $$(( $(or $(REPS),3) * 1200 + 600 )) \
+	@SROCE_ARG_REPS=$(or $(REPS),3) SROCE_ARG_CMD=$(or $(CMD),0) tools/vm/run $(VMARGS) -t $$(( $(or $(REPS),3) * 1200 + 600 )) \
 		tools/bench/bench-vm.sh > $(BUILD)/bench.tap; \
 	rc=$$?; tools/bench/report $(BUILD)/vm/bench-vm/shared/bench.txt $(BUILD)/bench || rc=1; \
 	if [ $$rc -ne 0 ]; then grep -v '^ *ok' $(BUILD)/bench.tap | head -40; fi; exit $$rc

@@ -500,7 +500,7 @@ run:
 			sroce_qp_kick(qp);
 	}
 out:
-	spin_unlock_bh(&qp->lock);
+	sroce_qp_unlock(qp);
 	sroce_qp_deliver_events(qp);
 }
 
@@ -545,7 +545,7 @@ static void sroce_retry_timer(struct timer_list *t)
 	mod_timer(&qp->retry_timer, jiffies + sroce_retry_jiffies(qp));
 	sroce_qp_kick(qp);
 out:
-	spin_unlock_bh(&qp->lock);
+	sroce_qp_unlock(qp);
 	sroce_qp_deliver_events(qp);
 }
 
@@ -571,7 +571,7 @@ static void sroce_rnr_timer(struct timer_list *t)
 	spin_lock_bh(&qp->lock);
 	qp->comp.rnr_wait = false;
 	qp->comp.progress = jiffies;
-	spin_unlock_bh(&qp->lock);
+	sroce_qp_unlock(qp);
 	sroce_qp_kick(qp);
 }
 

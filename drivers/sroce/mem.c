@@ -141,7 +141,8 @@ static int sroce_mr_check_copy(struct sroce_mr *mr, u32 key, bool remote,
  * looked up (a WRITE spans many packets, a WR waits in the SQ): every
  * access checks it again, and the check and the copy are one critical
  * section against REG_MR, LOCAL_INV, SEND_WITH_INV, map_mr_sg and
- * dereg_mr, so no byte moves after any of those returned.  DMA MRs never
+ * dereg_mr, so no byte moves after any of those returned (a zero-copy
+ * send reads its pages later: sroce_mr_frags()).  DMA MRs never
  * change and take no lock (every kernel QP uses the PD's DMA lkey).
  *
  * Return: 0, or -EACCES when the MR no longer allows the access.
@@ -162,58 +163,45 @@ int sroce_mr_access(struct sroce_mr *mr, u32 key, bool remote, int access,
 	return err;
 }
 
-/* Check and add page fragments; under mr->lock for MRs that can change. */
-static int sroce_mr_check_frags(struct sroce_mr *mr, u32 key, bool remote,
-				int access, u64 va, u32 len, struct sk_buff *skb)
-{
-	if (!sroce_mr_ok(mr, key, remote, access, va, len))
-		return -EACCES;
-	while (len) {
-		u32 n;
-		void *p = sroce_mr_addr(mr, va, len, &n);
-		int err;
-
-		n = min_t(u32, n, PAGE_SIZE - offset_in_page(p));
-		err = sroce_pkt_add_frag(skb, p, n);
-		if (err)
-			return err;
-		va += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /**
- * sroce_mr_frags - add bytes of an MR to a packet as page fragments
- * @mr: an MR the caller holds a reference on
- * @key: the key the access names (an lkey or an rkey)
- * @remote: @key is an rkey (a READ response)
- * @access: the IB_ACCESS_* rights the use needs
+ * sroce_mr_frags - add bytes of a user MR to a packet as page fragments
+ * @mr: a user MR (SROCE_MR_USER) the caller holds a reference on
+ * @key: the lkey the access names
  * @va: address in the MR
  * @len: bytes
  * @skb: the packet (sroce_pkt_alloc_frags()), room for the fragments
  *
- * Zero-copy transmit: the packet takes a reference on each page
- * (sroce_pkt_add_frag()), so the page stays allocated until the device is
- * done with it, however soon the MR is deregistered and its pages
- * unpinned; the bytes sent are those in the page when the device reads
- * it, as with a NIC's DMA.  The check is made under mr->lock like a
- * copy's (sroce_mr_access()).  A fragment never crosses a page, so @len
- * bytes take at most DIV_ROUND_UP(@len, PAGE_SIZE) + 1 fragments.
+ * Zero-copy transmit of an RC request (sroce_zc_ok()).  The check is made
+ * under mr->lock like a copy's; unlike a copy's, the bytes are read later,
+ * when the ICRC is computed and when the device sends them, from pages
+ * the packet holds (sroce_pkt_add_frag()).  A process that writes its
+ * send buffer before the WR completes gets what IBA promises it,
+ * undefined data: the packet fails its ICRC at the receiver and is sent
+ * again.  A fragment never crosses a page, so @len bytes take at most
+ * DIV_ROUND_UP(@len, PAGE_SIZE) + 1 fragments.
  *
- * Return: 0, -EACCES when the MR no longer allows the access, or -ENOMEM.
+ * Return: 0, -EACCES when the MR no longer allows the access, or
+ * -EMSGSIZE.
  */
-int sroce_mr_frags(struct sroce_mr *mr, u32 key, bool remote, int access,
-		   u64 va, u32 len, struct sk_buff *skb)
+int sroce_mr_frags(struct sroce_mr *mr, u32 key, u64 va, u32 len,
+		   struct sk_buff *skb)
 {
 	unsigned long flags;
-	int err;
+	int err = 0;
 
-	if (mr->kind == SROCE_MR_DMA)
-		return sroce_mr_check_frags(mr, key, remote, access, va, len,
-					    skb);
+	if (WARN_ON_ONCE(mr->kind != SROCE_MR_USER))
+		return -EMSGSIZE;
 	spin_lock_irqsave(&mr->lock, flags);
-	err = sroce_mr_check_frags(mr, key, remote, access, va, len, skb);
+	if (!sroce_mr_ok(mr, key, false, 0, va, len))
+		err = -EACCES;
+	while (!err && len) {
+		u32 n;
+		void *p = sroce_mr_addr(mr, va, len, &n);
+
+		err = sroce_pkt_add_frag(skb, p, n);
+		va += n;
+		len -= n;
+	}
 	spin_unlock_irqrestore(&mr->lock, flags);
 	return err;
 }

@@ -107,6 +107,7 @@ static void sroce_crc_choose(void)
 {
 	u64 ns_tfm, ns_le;
 	u32 crc_tfm, crc_le;
+	bool use_le;
 	void *buf;
 
 	if (!sroce_crc_tfm)
@@ -118,15 +119,18 @@ static void sroce_crc_choose(void)
 	ns_tfm = sroce_crc_time(buf, SZ_4K, true, &crc_tfm);
 	ns_le = sroce_crc_time(buf, SZ_4K, false, &crc_le);
 	kfree(buf);
-	pr_info("sroce: ICRC: %s %llu ns, crc32_le %llu ns per 4 KiB%s\n",
-		crypto_shash_driver_name(sroce_crc_tfm), ns_tfm, ns_le,
-		ns_le < ns_tfm ? ": crc32_le" : "");
 	if (crc_tfm != crc_le) {
-		pr_warn("sroce: %s disagrees with crc32_le: crc32_le\n",
+		pr_warn("sroce: ICRC: %s disagrees with crc32_le: crc32_le\n",
 			crypto_shash_driver_name(sroce_crc_tfm));
-		ns_le = 0;
+		use_le = true;
+	} else {
+		use_le = ns_le < ns_tfm;
+		pr_info("sroce: ICRC: %s %llu ns, crc32_le %llu ns per 4 KiB: %s\n",
+			crypto_shash_driver_name(sroce_crc_tfm), ns_tfm, ns_le,
+			use_le ? "crc32_le" :
+			crypto_shash_driver_name(sroce_crc_tfm));
 	}
-	if (ns_le < ns_tfm) {
+	if (use_le) {
 		crypto_free_shash(sroce_crc_tfm);
 		sroce_crc_tfm = NULL;
 	}
@@ -303,19 +307,28 @@ int sroce_pkt_alloc_frags(struct sroce_dev *sdev, struct sroce_pkt *pkt,
 	return __sroce_pkt_alloc(sdev, pkt, opcode, paylen, true);
 }
 
+/*
+ * Zero-copy transmit: payloads of at least this many bytes are sent from
+ * the MR's pages rather than copied (sroce_zc_ok()).
+ */
+#define SROCE_ZC_MIN	512
+
 /**
  * sroce_zc_ok - send this payload from the MR's pages, without a copy?
  * @sdev: the device
  * @paylen: the packet's payload bytes
  *
- * Zero-copy transmit sends a packet's payload from the pages of the user
- * MR it comes from, as page fragments of the skb: when the payload is
- * large enough to be worth two page references and a fragment more than
- * a copy, and the device takes fragments (else the stack would copy it
- * back into one buffer).
+ * When the payload is large enough to be worth page references and a
+ * fragment more than a copy, and the device takes fragments (else the
+ * stack would copy it back into one buffer).  The caller checks the rest:
+ * an RC request (whose WR completes only once it is acknowledged, so its
+ * buffer is not reused while the packet may still be queued below us)
+ * from user MRs (pages the process pinned; kernel memory named through
+ * the DMA MR may be freed and poisoned while a retransmitted copy still
+ * sits in a queue).
+ *
+ * Return: true to send the payload as page fragments.
  */
-#define SROCE_ZC_MIN	512
-
 bool sroce_zc_ok(struct sroce_dev *sdev, u32 paylen)
 {
 	return paylen >= SROCE_ZC_MIN && (sdev->ndev->features & NETIF_F_SG);
@@ -323,57 +336,38 @@ bool sroce_zc_ok(struct sroce_dev *sdev, u32 paylen)
 
 /* Add @n bytes of @page at @off to @skb, whose reference it takes. */
 static void sroce_skb_add_page(struct sk_buff *skb, struct page *page,
-			       u32 off, u32 n)
+			       u32 off, u32 n, u32 truesize)
 {
 	skb_fill_page_desc(skb, skb_shinfo(skb)->nr_frags, page, off, n);
 	skb->len += n;
 	skb->data_len += n;
-	skb->truesize += n;
-}
-
-/*
- * Add @n bytes of the CPU's page fragment cache to @skb, copied from @p
- * (zeroed when @p is NULL).  Return: their address, or NULL.
- */
-static u8 *sroce_skb_add_copy(struct sk_buff *skb, const void *p, u32 n)
-{
-	u8 *c = netdev_alloc_frag(n);
-	struct page *page;
-
-	if (!c)
-		return NULL;
-	if (p)
-		memcpy(c, p, n);
-	else
-		memset(c, 0, n);
-	page = virt_to_head_page(c);
-	sroce_skb_add_page(skb, page, c - (u8 *)page_address(page), n);
-	return c;
+	skb->truesize += truesize;
 }
 
 /**
- * sroce_pkt_add_frag - add bytes of one page to a packet of fragments
+ * sroce_pkt_add_frag - add bytes of one page of a user MR to a packet
  * @skb: the packet
- * @p: the bytes' kernel address (direct map: an MR's page)
+ * @p: the bytes' kernel address (the direct map of a pinned user page)
  * @n: how many; they do not cross a page
  *
- * The page itself, with a reference, when it may be handed to the stack
- * (sendpage_ok(): not slab memory, which kernel ULPs may name through the
- * DMA MR); else a copy.
+ * The page itself, with a reference: the packet keeps it allocated until
+ * the device is done with it, however soon the MR is deregistered.  Its
+ * fragments are marked shared (SKBFL_SHARED_FRAG): the process may write
+ * the page meanwhile, so nothing may trust them not to change.
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0, or -EMSGSIZE when the packet has no room for a fragment and
+ * its trailer (the caller's bound on fragments says it never happens).
  */
 int sroce_pkt_add_frag(struct sk_buff *skb, void *p, u32 n)
 {
-	struct page *page;
+	struct page *page = virt_to_page(p);
 
-	if (virt_addr_valid(p) && sendpage_ok(virt_to_page(p))) {
-		page = virt_to_page(p);
-		get_page(page);
-		sroce_skb_add_page(skb, page, offset_in_page(p), n);
-		return 0;
-	}
-	return sroce_skb_add_copy(skb, p, n) ? 0 : -ENOMEM;
+	if (WARN_ON_ONCE(skb_shinfo(skb)->nr_frags >= MAX_SKB_FRAGS - 1))
+		return -EMSGSIZE;
+	get_page(page);
+	sroce_skb_add_page(skb, page, offset_in_page(p), n, n);
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	return 0;
 }
 
 /**
@@ -387,11 +381,20 @@ int sroce_pkt_add_frag(struct sk_buff *skb, void *p, u32 n)
  */
 int sroce_pkt_trailer(struct sroce_pkt *pkt)
 {
-	/* Pad bytes are zero (IBA 9.3.1); the ICRC comes in sroce_xmit(). */
-	u8 *p = sroce_skb_add_copy(pkt->skb, NULL, pkt->pad + SROCE_ICRC_LEN);
+	u32 len = pkt->pad + SROCE_ICRC_LEN;
+	struct page *page;
+	u8 *p;
 
+	if (WARN_ON_ONCE(skb_shinfo(pkt->skb)->nr_frags >= MAX_SKB_FRAGS))
+		return -ENOMEM;
+	p = netdev_alloc_frag(len);
 	if (!p)
 		return -ENOMEM;
+	/* Pad bytes are zero (IBA 9.3.1); the ICRC comes in sroce_xmit(). */
+	memset(p, 0, len);
+	page = virt_to_head_page(p);
+	sroce_skb_add_page(pkt->skb, page, p - (u8 *)page_address(page), len,
+			   SKB_DATA_ALIGN(len));
 	pkt->icrc = p + pkt->pad;
 	return 0;
 }
@@ -463,22 +466,13 @@ static struct dst_entry *sroce_route(struct net_device *ndev,
 	return dst;
 }
 
-/**
- * sroce_xmit - finish a packet and send it
- * @sdev: the device
- * @av: where to (RoCEv2 address vector)
- * @cache: the route to @av of the last packets (a connected QP's), or NULL
- * @src_port: the UDP source port
- * @pkt: a packet from sroce_pkt_alloc(), headers filled in
- *
- * Adds UDP and IP headers, computes the ICRC and passes the packet to the
- * IP stack.  The skb is consumed in every case.
- *
- * Return: 0, or a negative error (no route, dropped by the stack); the
- * transport recovers a lost packet like one lost on the wire.
+/*
+ * Finish a packet: route, UDP and IP headers, ICRC.  On error the skb is
+ * freed (and counted).
  */
-int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
-	       struct dst_cache *cache, u16 src_port, struct sroce_pkt *pkt)
+static int sroce_xmit_build(struct sroce_dev *sdev, const struct sroce_av *av,
+			    struct dst_cache *cache, u16 src_port,
+			    struct sroce_pkt *pkt)
 {
 	bool ipv4 = av->net_type == RDMA_NETWORK_IPV4;
 	struct sk_buff *skb = pkt->skb;
@@ -486,7 +480,6 @@ int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 	struct dst_entry *dst;
 	struct udphdr *uh;
 	u32 len = skb->len;
-	int err;
 
 	dst = sroce_route(ndev, av, ipv4, cache);
 	if (!dst) {
@@ -546,7 +539,16 @@ int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 				   pkt->icrc);
 
 	trace_sroce_xmit(sdev, pkt);
-	if (dst->dev->flags & IFF_LOOPBACK) {
+	return 0;
+}
+
+/* Hand a finished packet to the IP stack (or the loopback queue). */
+static int sroce_xmit_send(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	struct net_device *ndev = sdev->ndev;
+	int err;
+
+	if (skb_dst(skb)->dev->flags & IFF_LOOPBACK) {
 		/*
 		 * Bounded like a device queue: a sender faster than the work
 		 * item loses packets (recovered as losses on the wire).
@@ -561,7 +563,7 @@ int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 		sroce_count(sdev, SROCE_CNT_TX_PKTS);
 		return 0;
 	}
-	if (ipv4)
+	if (skb->protocol == htons(ETH_P_IP))
 		err = ip_local_out(dev_net(ndev), sroce_sock4->sk, skb);
 	else
 		err = ip6_local_out(dev_net(ndev), sroce_sock6->sk, skb);
@@ -571,6 +573,136 @@ int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 	}
 	sroce_count(sdev, SROCE_CNT_TX_PKTS);
 	return 0;
+}
+
+/**
+ * sroce_xmit - finish a packet and send it
+ * @sdev: the device
+ * @av: where to (RoCEv2 address vector)
+ * @cache: the route to @av of the last packets (a connected QP's), or NULL
+ * @src_port: the UDP source port
+ * @pkt: a packet from sroce_pkt_alloc(), headers filled in
+ *
+ * Adds UDP and IP headers, computes the ICRC and passes the packet to the
+ * IP stack.  The skb is consumed in every case.  For datagram QPs; the
+ * packets of a connected QP leave through its transmit queue
+ * (sroce_qp_xmit()).
+ *
+ * Return: 0, or a negative error (no route, dropped by the stack); the
+ * transport recovers a lost packet like one lost on the wire.
+ */
+int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
+	       struct dst_cache *cache, u16 src_port, struct sroce_pkt *pkt)
+{
+	int err = sroce_xmit_build(sdev, av, cache, src_port, pkt);
+
+	return err ? err : sroce_xmit_send(sdev, pkt->skb);
+}
+
+/*
+ * The stack is done with a packet of a QP's transmit queue (sent, dropped,
+ * or orphaned by a qdisc): the requester may go on, the QP may go.
+ */
+static void sroce_qp_skb_done(struct sk_buff *skb)
+{
+	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
+
+	if (atomic_dec_return(&qp->skb_out) == SROCE_SKB_OUT_LOW)
+		sroce_qp_kick(qp);
+	sroce_qp_put(qp);
+}
+
+/**
+ * sroce_qp_xmit - finish a packet of a connected QP and queue it
+ * @qp: the RC or UC QP, with qp->lock held
+ * @pkt: a packet from sroce_pkt_alloc(), headers filled in
+ *
+ * The packet is finished (sroce_xmit()) and queued on @qp's transmit
+ * queue in the order the engine built it, PSN order; it leaves when the
+ * lock is released (sroce_qp_unlock()).  The skb is consumed.
+ */
+void sroce_qp_xmit(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sk_buff *skb = pkt->skb;
+
+	lockdep_assert_held(&qp->lock);
+	/*
+	 * A packet in flight holds its QP.  None is taken once destroy has
+	 * waited for the last holder (a work item queued before may still
+	 * run the engine): the packet is dropped.
+	 */
+	if (!kref_get_unless_zero(&qp->elem.ref)) {
+		kfree_skb(skb);
+		return;
+	}
+	skb->destructor = sroce_qp_skb_done;
+	skb_shinfo(skb)->destructor_arg = qp;
+	atomic_inc(&qp->skb_out);
+	if (!sroce_xmit_build(to_sdev(qp->ibqp.device), &qp->av,
+			      &qp->dst_cache, qp->src_port, pkt))
+		skb_queue_tail(&qp->txq, skb);
+}
+
+/* Packets one sender passes to the stack before it yields (see below). */
+#define SROCE_TX_BUDGET	64
+
+/**
+ * sroce_qp_tx_flush - send what the engine queued on a QP
+ * @qp: the QP, qp->lock not held
+ *
+ * The transmit side of the execution model: the engine builds packets
+ * under qp->lock, and they go down the IP stack and the device after it
+ * was released, so no path (an ACK arriving, a post) waits on the lock
+ * while another transmits.  One CPU at a time sends a QP's queue
+ * (@qp->tx_busy), which keeps PSN order on the wire; a CPU that finds it
+ * taken leaves its packets to the one sending.  After SROCE_TX_BUDGET
+ * packets the sender hands the rest to the QP's work item.  Lock order:
+ * none; the queue's own lock is a leaf.
+ */
+void sroce_qp_tx_flush(struct sroce_qp *qp)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sk_buff *skb;
+	int n = 0;
+
+	while (!skb_queue_empty_lockless(&qp->txq)) {
+		/* Fully ordered: pairs with the barrier after clear_bit. */
+		if (test_and_set_bit(0, &qp->tx_busy))
+			return;
+		local_bh_disable();
+		while (n < SROCE_TX_BUDGET && (skb = skb_dequeue(&qp->txq))) {
+			sroce_xmit_send(sdev, skb);
+			n++;
+		}
+		local_bh_enable();
+		clear_bit_unlock(0, &qp->tx_busy);
+		/*
+		 * A dying QP is not kicked (sroce_qp_kick()): its packets,
+		 * which hold it, are sent here, or its destroy would wait.
+		 */
+		if (n >= SROCE_TX_BUDGET && !READ_ONCE(qp->dead)) {
+			if (!skb_queue_empty_lockless(&qp->txq))
+				sroce_qp_kick(qp);
+			return;
+		}
+		/*
+		 * A packet queued by a CPU that found the bit still set is
+		 * seen here: its test_and_set_bit() ordered its queueing
+		 * before our clear_bit_unlock().
+		 */
+		smp_mb__after_atomic();
+	}
+}
+
+/**
+ * sroce_qp_unlock - release qp->lock, then send what the engine queued
+ * @qp: the QP
+ */
+void sroce_qp_unlock(struct sroce_qp *qp)
+	__releases(&qp->lock)
+{
+	spin_unlock_bh(&qp->lock);
+	sroce_qp_tx_flush(qp);
 }
 
 /*
@@ -656,12 +788,20 @@ static bool sroce_qp_takes(struct sroce_qp *qp, u8 opcode)
 
 static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
 {
-	struct udphdr *uh = udp_hdr(skb);
+	struct udphdr *uh;
 	struct sroce_pkt pkt = { .sdev = sdev, .skb = skb };
 	enum ib_qp_state state;
 	u32 len;
 
 	sroce_count(sdev, SROCE_CNT_RX_PKTS);
+	/*
+	 * Parsing, the ICRC and the copies read the packet as one buffer:
+	 * from the wire, and from our own loopback queue, where a zero-copy
+	 * payload is in page fragments.
+	 */
+	if (skb_linearize(skb))
+		goto bad_hdr;
+	uh = udp_hdr(skb);
 	len = ntohs(uh->len);
 	if (len < sizeof(*uh) + sizeof(struct sroce_bth) + SROCE_ICRC_LEN ||
 	    len > skb->len - ((u8 *)uh - skb->data))
@@ -746,12 +886,7 @@ static int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		kfree_skb(skb);
 		return 0;
 	}
-	if (skb_linearize(skb)) {
-		sroce_count(sdev, SROCE_CNT_RX_BAD_HDR);
-		kfree_skb(skb);
-	} else {
-		sroce_rcv(sdev, skb, ipv4);
-	}
+	sroce_rcv(sdev, skb, ipv4);
 	ib_device_put(&sdev->ibdev);
 	return 0;
 }

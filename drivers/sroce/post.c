@@ -91,7 +91,7 @@ void sroce_uring_doorbell_err(struct sroce_qp *qp)
 	spin_lock_bh(&qp->lock);
 	if (qp->state == IB_QPS_ERR)
 		sroce_qp_flush(qp);
-	spin_unlock_bh(&qp->lock);
+	sroce_qp_unlock(qp);
 }
 
 /**

@@ -107,6 +107,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->lock);
 	sroce_comp_init(qp);
 	INIT_WORK(&qp->tx_work, sroce_tx_work);
+	skb_queue_head_init(&qp->txq);
 	INIT_LIST_HEAD(&qp->resp.ack_node);
 	/* The receive WQE the responder works on, whatever its source. */
 	qp->resp.wqe = kmalloc(struct_size(qp->resp.wqe, sge, SROCE_MAX_SGE),
@@ -451,7 +452,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	/* Leaving SQD (or entering RTS): the requester may go on. */
 	if (next == IB_QPS_RTS && sroce_req_run(qp, 16))
 		sroce_qp_kick(qp);
-	spin_unlock_bh(&qp->lock);
+	sroce_qp_unlock(qp);
 	sroce_qp_deliver_events(qp);
 out:
 	mutex_unlock(&qp->state_lock);
@@ -511,6 +512,8 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	del_timer_sync(&qp->retry_timer);
 	del_timer_sync(&qp->rnr_timer);
 	cancel_work_sync(&qp->tx_work);
+	/* Its packets held it: none is left once the wait above is over. */
+	WARN_ON_ONCE(!skb_queue_empty(&qp->txq));
 
 	spin_lock_bh(&qp->lock);
 	for (i = qp->sq.head; i != qp->sq.tail; i++)

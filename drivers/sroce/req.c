@@ -179,10 +179,10 @@ int sroce_wqe_copy(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 }
 
 /*
- * Zero-copy transmit (sroce_zc_ok()): a packet's payload is at most one
- * path MTU (<= 4096 bytes): through at most SROCE_ZC_MAX_SGE SGEs it
- * takes at most two fragments per SGE plus one (sroce_mr_frags()), and
- * one more for the trailer, within MAX_SKB_FRAGS.
+ * Zero-copy transmit (sroce_zc_ok()): RC requests from user MRs.  A
+ * packet's payload is at most one path MTU (<= 4096 bytes): through at
+ * most SROCE_ZC_MAX_SGE SGEs it takes at most two fragments per SGE
+ * (sroce_mr_frags()), and one more for the trailer, within MAX_SKB_FRAGS.
  */
 #define SROCE_ZC_MAX_SGE	7
 
@@ -191,20 +191,21 @@ static bool sroce_wqe_zc_ok(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 {
 	u32 i;
 
-	BUILD_BUG_ON(2 * SROCE_ZC_MAX_SGE + 1 + 1 > MAX_SKB_FRAGS);
-	if (!sroce_zc_ok(to_sdev(qp->ibqp.device), paylen) ||
+	BUILD_BUG_ON(2 * SROCE_ZC_MAX_SGE + 1 > MAX_SKB_FRAGS);
+	if (qp->ibqp.qp_type != IB_QPT_RC ||
+	    !sroce_zc_ok(to_sdev(qp->ibqp.device), paylen) ||
 	    (wqe->send_flags & IB_SEND_INLINE) ||
 	    wqe->num_sge > SROCE_ZC_MAX_SGE)
 		return false;
 	for (i = 0; i < wqe->num_sge; i++)
-		if (!wqe->sge[i].mr)
+		if (!wqe->sge[i].mr || wqe->sge[i].mr->kind != SROCE_MR_USER)
 			return false;
 	return true;
 }
 
 /*
  * The payload of a packet as fragments of the SGEs' pages (see above).
- * Return: 0, -EACCES (an MR no longer allows it) or -ENOMEM.
+ * Return: 0, -EACCES (an MR no longer allows it) or -EMSGSIZE.
  */
 static int sroce_wqe_frags(struct sroce_send_wqe *wqe, u32 offset,
 			   struct sk_buff *skb, u32 len)
@@ -221,8 +222,8 @@ static int sroce_wqe_frags(struct sroce_send_wqe *wqe, u32 offset,
 			continue;
 		}
 		n = min(len, sge->length - offset);
-		err = sroce_mr_frags(sge->mr, sge->lkey, false, 0,
-				     sge->addr + offset, n, skb);
+		err = sroce_mr_frags(sge->mr, sge->lkey, sge->addr + offset, n,
+				     skb);
 		if (err)
 			return err;
 		len -= n;
@@ -277,7 +278,7 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	ackreq = qp->ibqp.qp_type == IB_QPT_RC &&
 		 (last || req->noack >= SROCE_ACK_EVERY ||
 		  sroce_psn_diff(req->psn, qp->comp.psn) + 1 >=
-		  READ_ONCE(sroce_max_unacked));
+		  (int)READ_ONCE(sroce_max_unacked));
 	if (ackreq)
 		req->noack = 0;
 	if (last && (wqe->send_flags & IB_SEND_SOLICITED) &&
@@ -327,8 +328,10 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 		put_unaligned_be32(wqe->ex, ext);
 	if (zc) {
 		err = sroce_wqe_frags(wqe, offset, pkt.skb, paylen);
-		if (!err && sroce_pkt_trailer(&pkt))
-			err = -ENOMEM;
+		if (!err)
+			err = sroce_pkt_trailer(&pkt);
+		if (err == -EMSGSIZE)
+			err = -EACCES;	/* the bound above says never */
 	} else if (paylen) {
 		err = sroce_wqe_copy(qp, wqe, offset, pkt.payload, paylen,
 				     false);
@@ -345,8 +348,10 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 		sroce_count(sdev, SROCE_CNT_TX_ZEROCOPY);
 
 	/* The send may fail; the packet then counts as lost on the wire. */
-	sroce_xmit(sdev, av, av == &qp->av ? &qp->dst_cache : NULL,
-		   qp->src_port, &pkt);
+	if (av == &qp->av)
+		sroce_qp_xmit(qp, &pkt);	/* RC, UC: in PSN order */
+	else
+		sroce_xmit(sdev, av, NULL, qp->src_port, &pkt);
 
 	/*
 	 * Nothing was outstanding: the retry clock starts now, not at the
@@ -491,7 +496,10 @@ again:
 			continue;
 		}
 		if (rc && sroce_psn_diff(req->psn, qp->comp.psn) >=
-			  READ_ONCE(sroce_max_unacked))
+			  (int)READ_ONCE(sroce_max_unacked))
+			break;
+		/* Resumed by the packet that brings it to LOW (net.c). */
+		if (atomic_read(&qp->skb_out) >= SROCE_SKB_OUT_MAX)
 			break;
 		/* IBA 9.7.7.1: at most max_rd_atomic reads/atomics pending. */
 		if (rc && sroce_wqe_is_rd_op(wqe->opcode) &&
@@ -639,7 +647,7 @@ void sroce_tx_work(struct work_struct *work)
 		sroce_qp_flush(qp);
 	more = sroce_resp_tx(qp, SROCE_REQ_BUDGET);
 	more |= sroce_req_run(qp, SROCE_REQ_BUDGET);
-	spin_unlock_bh(&qp->lock);
+	sroce_qp_unlock(qp);
 	sroce_qp_deliver_events(qp);
 	if (more)
 		sroce_qp_kick(qp);
@@ -926,7 +934,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 		spin_lock_bh(&qp->lock);
 		more = sroce_req_run(qp, SROCE_REQ_BUDGET);
-		spin_unlock_bh(&qp->lock);
+		sroce_qp_unlock(qp);
 		sroce_qp_deliver_events(qp);
 		if (more)
 			sroce_qp_kick(qp);
@@ -934,7 +942,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   spin_trylock_bh(&qp->lock)) {
 		bool more = sroce_req_run(qp, SROCE_REQ_BUDGET);
 
-		spin_unlock_bh(&qp->lock);
+		sroce_qp_unlock(qp);
 		if (more)
 			sroce_qp_kick(qp);
 	} else {

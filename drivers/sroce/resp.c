@@ -48,7 +48,7 @@ static void sroce_resp_ack_msn(struct sroce_qp *qp, u32 psn, u8 syndrome,
 	aeth->smsn = cpu_to_be32(syndrome << 24 | (msn & SROCE_PSN_MASK));
 	if ((syndrome & SROCE_AETH_TYPE_MASK) == SROCE_AETH_ACK)
 		sroce_count(sdev, SROCE_CNT_ACK_SENT);
-	sroce_xmit(sdev, &qp->av, &qp->dst_cache, qp->src_port, &pkt);
+	sroce_qp_xmit(qp, &pkt);
 }
 
 /* The coalesced ACK, if one is due (qp->lock held). */
@@ -97,7 +97,7 @@ static void sroce_ack_batch_run(struct tasklet_struct *t)
 		    qp->state != IB_QPS_ERR)
 			sroce_resp_ack_flush(qp);
 		qp->resp.ack_due = false;
-		spin_unlock_bh(&qp->lock);
+		sroce_qp_unlock(qp);
 		sroce_qp_put(qp);
 	}
 }
@@ -295,8 +295,6 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 						     SROCE_RD_RES];
 		struct sroce_pkt pkt;
 		u32 off, paylen = 0;
-		bool zc;
-		int err;
 		u8 op;
 
 		if (res->sent == res->npkts) {
@@ -322,14 +320,7 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 			op = SROCE_ATOMIC_ACK;
 			off = 0;
 		}
-		zc = res->mr && sroce_zc_ok(sdev, paylen);
-		if (zc)
-			err = sroce_pkt_alloc_frags(sdev, &pkt, SROCE_OP_RC | op,
-						    paylen);
-		else
-			err = sroce_pkt_alloc(sdev, &pkt, SROCE_OP_RC | op,
-					      paylen);
-		if (err) {
+		if (sroce_pkt_alloc(sdev, &pkt, SROCE_OP_RC | op, paylen)) {
 			/* No packet memory: the response waits a tick. */
 			sroce_qp_kick_later(qp);
 			return false;
@@ -354,31 +345,22 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 		 * Checked again for every packet: the MR may have been
 		 * invalidated or deregistered since the request came.
 		 */
-		if (zc)
-			err = sroce_mr_frags(res->mr, res->rkey, true,
-					     IB_ACCESS_REMOTE_READ,
-					     res->va + off, paylen, pkt.skb);
-		else if (paylen)
-			err = sroce_mr_access(res->mr, res->rkey, true,
+		/*
+		 * Copied, never sent from the MR's pages: the responder's
+		 * process may write them while the response is queued below
+		 * us, and a payload that changes after its ICRC was computed
+		 * is dropped at the requester, again at every retry.
+		 */
+		if (paylen && sroce_mr_access(res->mr, res->rkey, true,
 					      IB_ACCESS_REMOTE_READ,
 					      res->va + off, pkt.payload,
-					      paylen, false);
-		if (!err && zc)
-			err = sroce_pkt_trailer(&pkt);
-		if (err == -ENOMEM) {
-			kfree_skb(pkt.skb);
-			sroce_qp_kick_later(qp);
-			return false;
-		}
-		if (err) {
+					      paylen, false)) {
 			kfree_skb(pkt.skb);
 			sroce_resp_fatal(qp, sroce_psn_add(res->psn, res->sent),
 					 SROCE_NAK_REM_ACCESS);
 			return false;
 		}
-		if (zc)
-			sroce_count(sdev, SROCE_CNT_TX_ZEROCOPY);
-		sroce_xmit(sdev, &qp->av, &qp->dst_cache, qp->src_port, &pkt);
+		sroce_qp_xmit(qp, &pkt);
 		res->sent++;
 	}
 	if (resp->ack_pending) {
@@ -913,6 +895,6 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	else
 		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_BAD_SRC);
 out:
-	spin_unlock_bh(&qp->lock);
+	sroce_qp_unlock(qp);
 	sroce_qp_deliver_events(qp);
 }

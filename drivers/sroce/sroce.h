@@ -607,7 +607,23 @@ struct sroce_qp {
 	struct timer_list retry_timer;
 	struct timer_list rnr_timer;
 	struct work_struct tx_work;
+
+	/*
+	 * Transmit queue (net.c): packets built under @lock, in PSN order,
+	 * leave after it is released (sroce_qp_unlock()), sent by one CPU
+	 * at a time (@tx_busy bit 0).  Each holds the QP until the stack
+	 * frees it; @skb_out counts them, and the requester stops at
+	 * SROCE_SKB_OUT_MAX so that a window of packets does not land in
+	 * the device's queue at once.
+	 */
+	struct sk_buff_head txq;
+	unsigned long tx_busy;
+	atomic_t skb_out;
 };
+
+/* A QP's packets below the driver, at most; the requester resumes at LOW. */
+#define SROCE_SKB_OUT_MAX	128
+#define SROCE_SKB_OUT_LOW	64
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
 {
@@ -881,14 +897,17 @@ int sroce_pkt_trailer(struct sroce_pkt *pkt);
 bool sroce_zc_ok(struct sroce_dev *sdev, u32 paylen);
 int sroce_pkt_alloc(struct sroce_dev *sdev, struct sroce_pkt *pkt, u8 opcode,
 		    u32 paylen);
+void sroce_qp_xmit(struct sroce_qp *qp, struct sroce_pkt *pkt);
+void sroce_qp_tx_flush(struct sroce_qp *qp);
+void sroce_qp_unlock(struct sroce_qp *qp) __releases(&qp->lock);
 int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 	       struct dst_cache *cache, u16 src_port, struct sroce_pkt *pkt);
 
 /* mem.c - memory access checks and copies */
 struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, bool remote,
 				 int access, u64 va, u64 len);
-int sroce_mr_frags(struct sroce_mr *mr, u32 key, bool remote, int access,
-		   u64 va, u32 len, struct sk_buff *skb);
+int sroce_mr_frags(struct sroce_mr *mr, u32 key, u64 va, u32 len,
+		   struct sk_buff *skb);
 int sroce_mr_access(struct sroce_mr *mr, u32 key, bool remote, int access,
 		    u64 va, void *buf, u32 len, bool to_mr);
 int sroce_mr_atomic(struct sroce_mr *mr, u32 key, u64 va, bool cmp_swap,

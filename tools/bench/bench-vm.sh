@@ -4,12 +4,18 @@
 # timeout: 4200
 #
 # The benchmark inside two VMs (make bench): the same perftest rows over
-# sroce, over sroce with its provider on the uverbs commands (sroce-cmd:
-# SROCE_MAPPED=0, what the mapped queues give), then over rdma_rxe (the
-# stacks take turns: both use UDP 4791), then TCP with iperf3, all in one
-# boot.  VM 1 (the client) writes
-# "STACK ROW VALUE UNIT" lines to $SHARED/bench.txt; tools/bench/report
-# prints the table.  A benchmark, not a test: figures, no thresholds.
+# sroce, with SROCE_ARG_CMD=1 (make bench CMD=1) over sroce with its
+# provider on the uverbs commands too (sroce-cmd: SROCE_MAPPED=0, what the
+# mapped queues give), then over rdma_rxe (the stacks take turns: both use
+# UDP 4791), then TCP with iperf3, all in one boot.  VM 1 (the client)
+# writes "STACK ROW VALUE UNIT" lines to $SHARED/bench.txt;
+# tools/bench/report prints the table.  A benchmark, not a test: figures,
+# no thresholds.
+#
+# CPU time per GB: the CPU time both VMs spent not idle (/proc/stat, all
+# CPUs) during a 64 KiB WRITE row, and during the TCP stream, per GB
+# moved.  perftest polls its CQ without sleeping, so a CPU of the client
+# is busy for the whole run whatever the stack: the figure includes it.
 . tests/lib/vm.sh
 
 out=$SHARED/bench.txt
@@ -32,17 +38,43 @@ row() {
 # prints the median, minimum and maximum.
 reps=${SROCE_ARG_REPS:-3}
 
+# CPU seconds this VM has spent not idle since boot (all CPUs).
+cpu_busy() {
+	awk '/^cpu / { printf "%.2f\n", ($2 + $3 + $4 + $7 + $8 + $9) / 100 }' /proc/stat
+}
+
+# cpu_row STACK NAME KEY BYTES SECONDS: record both VMs' busy CPU seconds
+# per GB; VM 0 hands its share to VM 1 under KEY.
+cpu_row() {
+	if [ "$VM_ID" = 0 ]; then
+		vm_put "$3" "$5"
+		return
+	fi
+	local other
+	other=$(vm_get "$3" 120) || other=
+	[ -n "$other" ] && [ "${4:-0}" != 0 ] ||
+		{ record "$1" "$2" failed s/GB; return; }
+	record "$1" "$2" "$(awk -v a="$5" -v b="$other" -v n="$4" \
+		'BEGIN { printf "%.1f", (a + b) / (n / 1e9) }')" s/GB
+}
+
 rows() {	# rows STACK DEV PORTBASE
 	local s=$1 d=$2 p=$3 g r
 	g=$(sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")" "$d")
 	for r in $(seq 0 $((reps - 1))); do
 		p=$(($3 + 10 * r))
 		row "$s" "$d" "$g" $((p + 1)) send_bw_64KiB 4 MB/s ib_send_bw -s 65536 -n 2000
+		t0=$(cpu_busy)
 		row "$s" "$d" "$g" $((p + 2)) write_bw_64KiB 4 MB/s ib_write_bw -s 65536 -n 2000
+		cpu_row "$s" cpu_write_64KiB "cpu-$s-$r" $((65536 * 2000)) \
+			"$(awk -v a="$t0" -v b="$(cpu_busy)" 'BEGIN { print b - a }')"
 		row "$s" "$d" "$g" $((p + 3)) read_bw_64KiB 4 MB/s ib_read_bw -s 65536 -n 2000
 		row "$s" "$d" "$g" $((p + 4)) send_rate_64B 5 Mpps ib_send_bw -s 64 -n 20000
 		row "$s" "$d" "$g" $((p + 5)) send_lat_64B 5 usec ib_send_lat -s 64 -n 2000
 		row "$s" "$d" "$g" $((p + 6)) read_lat_64B 5 usec ib_read_lat -s 64 -n 2000
+		# perftest's other post path: ibv_post_send, not the ibv_wr_* API.
+		row "$s" "$d" "$g" $((p + 7)) send_bw_64KiB_old 4 MB/s ib_send_bw -s 65536 -n 2000 --use_old_post_send
+		row "$s" "$d" "$g" $((p + 8)) write_bw_64KiB_old 4 MB/s ib_write_bw -s 65536 -n 2000 --use_old_post_send
 	done
 }
 
@@ -51,10 +83,12 @@ stack_up sroce
 vm_barrier sroce-up
 rows sroce sroce0 19100
 vm_barrier sroce-done
-export SROCE_MAPPED=0
-rows sroce-cmd sroce0 19400
-unset SROCE_MAPPED
-vm_barrier sroce-cmd-done
+if [ "${SROCE_ARG_CMD:-0}" = 1 ]; then
+	export SROCE_MAPPED=0
+	rows sroce-cmd sroce0 19400
+	unset SROCE_MAPPED
+	vm_barrier sroce-cmd-done
+fi
 rdma statistic show link sroce0/1 | sed 's/^/# /'
 stack_down sroce
 
@@ -65,6 +99,7 @@ vm_barrier rxe-done
 stack_down rxe
 
 # TCP, one stream.
+t0=$(cpu_busy)
 if [ "$VM_ID" = 0 ]; then
 	iperf3 -s -1 -p 19300 > /tmp/iperf.out 2>&1 &
 	wait_for 20 listening 19300
@@ -78,5 +113,10 @@ else
 		for (i = 1; i <= NF; i++) if ($i == "Mbits/sec") printf "%.2f\n", $(i - 1) / 8 }' \
 		/tmp/iperf.out | while read -r v; do record tcp stream_bw "$v" MB/s; done
 fi
+vm_barrier tcp-stream-done
+# The bytes the receiver counted (iperf3's "receiver" line, MBytes).
+bytes=$(awk '/receiver/ { for (i = 1; i <= NF; i++) if ($i == "MBytes") print $(i - 1) * 1048576 }' /tmp/iperf.out)
+cpu_row tcp cpu_stream "cpu-tcp" "${bytes:-0}" \
+	"$(awk -v a="$t0" -v b="$(cpu_busy)" 'BEGIN { print b - a }')"
 vm_barrier tcp-done
 tap_done

@@ -68,13 +68,17 @@ timeline() {
 	[ "$stack" = sroce ] && echo 'sroce:*' >> $TRACING/set_event
 	: > $TRACING/trace
 	vm_barrier "tl-$stack-$run"
-	(sleep 5; echo 1 > $TRACING/tracing_on; sleep "$TIMELINE_SECONDS"
-	 echo 0 > $TRACING/tracing_on) &
+	# /proc/stat around the window: busy time even of a CPU that spins
+	# in user space and so has no event.
+	(sleep 5; grep '^cpu[0-9]' /proc/stat > /tmp/stat0
+	 echo 1 > $TRACING/tracing_on; sleep "$TIMELINE_SECONDS"
+	 echo 0 > $TRACING/tracing_on; grep '^cpu[0-9]' /proc/stat > /tmp/stat1) &
 	pid=$!
 	perf_pair "$port" "$col" "$@" -d "$DEV" -x "$g" -F \
 		-D $((TIMELINE_SECONDS + 10)) || diag "$stack $run: perftest failed"
 	wait "$pid"
-	cp $TRACING/trace "$out"
+	{ sed 's/^/# stat0 /' /tmp/stat0; sed 's/^/# stat1 /' /tmp/stat1
+	  cat $TRACING/trace; } > "$out"
 	: > $TRACING/set_event
 	check "$stack $run: a timeline in $(basename "$out")" \
 		grep -q net_dev_xmit "$out"
