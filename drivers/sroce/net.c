@@ -601,9 +601,15 @@ int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 
 /*
  * The stack is done with a packet of a QP's transmit queue (sent, dropped,
- * or orphaned by a qdisc): the requester may go on, the QP may go.
+ * or orphaned by a qdisc): the QP may go.
  */
 static void sroce_qp_skb_done(struct sk_buff *skb)
+{
+	sroce_qp_put(skb_shinfo(skb)->destructor_arg);
+}
+
+/* The same for a request: the requester may go on (sroce_req_run()). */
+static void sroce_qp_req_skb_done(struct sk_buff *skb)
 {
 	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
 
@@ -616,12 +622,13 @@ static void sroce_qp_skb_done(struct sk_buff *skb)
  * sroce_qp_xmit - finish a packet of a connected QP and queue it
  * @qp: the RC or UC QP, with qp->lock held
  * @pkt: a packet from sroce_pkt_alloc(), headers filled in
+ * @req: a request (counted against SROCE_SKB_OUT_MAX), not a response
  *
  * The packet is finished (sroce_xmit()) and queued on @qp's transmit
  * queue in the order the engine built it, PSN order; it leaves when the
  * lock is released (sroce_qp_unlock()).  The skb is consumed.
  */
-void sroce_qp_xmit(struct sroce_qp *qp, struct sroce_pkt *pkt)
+void sroce_qp_xmit(struct sroce_qp *qp, struct sroce_pkt *pkt, bool req)
 {
 	struct sk_buff *skb = pkt->skb;
 
@@ -635,9 +642,13 @@ void sroce_qp_xmit(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		kfree_skb(skb);
 		return;
 	}
-	skb->destructor = sroce_qp_skb_done;
 	skb_shinfo(skb)->destructor_arg = qp;
-	atomic_inc(&qp->skb_out);
+	if (req) {
+		skb->destructor = sroce_qp_req_skb_done;
+		atomic_inc(&qp->skb_out);
+	} else {
+		skb->destructor = sroce_qp_skb_done;
+	}
 	if (!sroce_xmit_build(to_sdev(qp->ibqp.device), &qp->av,
 			      &qp->dst_cache, qp->src_port, pkt))
 		skb_queue_tail(&qp->txq, skb);
@@ -656,41 +667,39 @@ void sroce_qp_xmit(struct sroce_qp *qp, struct sroce_pkt *pkt)
  * while another transmits.  One CPU at a time sends a QP's queue
  * (@qp->tx_busy), which keeps PSN order on the wire; a CPU that finds it
  * taken leaves its packets to the one sending.  After SROCE_TX_BUDGET
- * packets the sender hands the rest to the QP's work item.  Lock order:
- * none; the queue's own lock is a leaf.
+ * packets the sender hands the rest to the QP's work item, also when the
+ * QP is being destroyed: the packets hold it, and destroy cancels the
+ * work item only after they are gone.  The queue's lock is a leaf.
  */
 void sroce_qp_tx_flush(struct sroce_qp *qp)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sk_buff *skb;
-	int n = 0;
+	int n, total = 0;
 
 	while (!skb_queue_empty_lockless(&qp->txq)) {
 		/* Fully ordered: pairs with the barrier after clear_bit. */
 		if (test_and_set_bit(0, &qp->tx_busy))
 			return;
 		local_bh_disable();
-		while (n < SROCE_TX_BUDGET && (skb = skb_dequeue(&qp->txq))) {
+		for (n = 0; n < SROCE_TX_BUDGET && (skb = skb_dequeue(&qp->txq));
+		     n++)
 			sroce_xmit_send(sdev, skb);
-			n++;
-		}
-		local_bh_enable();
+		/* Before softirqs may run here: others' packets wait on it. */
 		clear_bit_unlock(0, &qp->tx_busy);
-		/*
-		 * A dying QP is not kicked (sroce_qp_kick()): its packets,
-		 * which hold it, are sent here, or its destroy would wait.
-		 */
-		if (n >= SROCE_TX_BUDGET && !READ_ONCE(qp->dead)) {
-			if (!skb_queue_empty_lockless(&qp->txq))
-				sroce_qp_kick(qp);
-			return;
-		}
+		local_bh_enable();
 		/*
 		 * A packet queued by a CPU that found the bit still set is
-		 * seen here: its test_and_set_bit() ordered its queueing
-		 * before our clear_bit_unlock().
+		 * seen below: its test_and_set_bit() ordered its queueing
+		 * before our clear.
 		 */
 		smp_mb__after_atomic();
+		total += n;
+		if (total >= SROCE_TX_BUDGET &&
+		    !skb_queue_empty_lockless(&qp->txq)) {
+			queue_work(sroce_wq, &qp->tx_work);
+			return;
+		}
 	}
 }
 

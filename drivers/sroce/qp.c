@@ -505,7 +505,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 * destroying a QP does not complete its outstanding WRs).
 	 */
 	spin_lock_bh(&qp->lock);
-	qp->dead = true;	/* timers and work are not started again */
+	WRITE_ONCE(qp->dead, true);	/* no timers, no kicks from here on */
 	spin_unlock_bh(&qp->lock);
 	sroce_mcast_detach_all(qp);
 	sroce_pool_remove(&sdev->qp_pool, &qp->elem);

@@ -349,7 +349,7 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 
 	/* The send may fail; the packet then counts as lost on the wire. */
 	if (av == &qp->av)
-		sroce_qp_xmit(qp, &pkt);	/* RC, UC: in PSN order */
+		sroce_qp_xmit(qp, &pkt, true);	/* RC, UC: PSN order */
 	else
 		sroce_xmit(sdev, av, NULL, qp->src_port, &pkt);
 

@@ -48,7 +48,7 @@ static void sroce_resp_ack_msn(struct sroce_qp *qp, u32 psn, u8 syndrome,
 	aeth->smsn = cpu_to_be32(syndrome << 24 | (msn & SROCE_PSN_MASK));
 	if ((syndrome & SROCE_AETH_TYPE_MASK) == SROCE_AETH_ACK)
 		sroce_count(sdev, SROCE_CNT_ACK_SENT);
-	sroce_qp_xmit(qp, &pkt);
+	sroce_qp_xmit(qp, &pkt, false);
 }
 
 /* The coalesced ACK, if one is due (qp->lock held). */
@@ -360,7 +360,7 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 					 SROCE_NAK_REM_ACCESS);
 			return false;
 		}
-		sroce_qp_xmit(qp, &pkt);
+		sroce_qp_xmit(qp, &pkt, false);
 		res->sent++;
 	}
 	if (resp->ack_pending) {

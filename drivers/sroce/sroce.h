@@ -612,9 +612,9 @@ struct sroce_qp {
 	 * Transmit queue (net.c): packets built under @lock, in PSN order,
 	 * leave after it is released (sroce_qp_unlock()), sent by one CPU
 	 * at a time (@tx_busy bit 0).  Each holds the QP until the stack
-	 * frees it; @skb_out counts them, and the requester stops at
-	 * SROCE_SKB_OUT_MAX so that a window of packets does not land in
-	 * the device's queue at once.
+	 * frees it; @skb_out counts the requests among them, and the
+	 * requester stops at SROCE_SKB_OUT_MAX so that a window of packets
+	 * does not land in the device's queue at once.
 	 */
 	struct sk_buff_head txq;
 	unsigned long tx_busy;
@@ -897,7 +897,7 @@ int sroce_pkt_trailer(struct sroce_pkt *pkt);
 bool sroce_zc_ok(struct sroce_dev *sdev, u32 paylen);
 int sroce_pkt_alloc(struct sroce_dev *sdev, struct sroce_pkt *pkt, u8 opcode,
 		    u32 paylen);
-void sroce_qp_xmit(struct sroce_qp *qp, struct sroce_pkt *pkt);
+void sroce_qp_xmit(struct sroce_qp *qp, struct sroce_pkt *pkt, bool req);
 void sroce_qp_tx_flush(struct sroce_qp *qp);
 void sroce_qp_unlock(struct sroce_qp *qp) __releases(&qp->lock);
 int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
