@@ -641,6 +641,14 @@ void sroce_tx_work(struct work_struct *work)
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, tx_work);
 	bool more;
 
+	if (READ_ONCE(qp->dead)) {
+		/*
+		 * Destroy waits for the packets still queued (they hold the
+		 * QP): send those, build no more.
+		 */
+		sroce_qp_tx_flush(qp);
+		return;
+	}
 	spin_lock_bh(&qp->lock);
 	/* WRs posted while a flush ran are flushed here, in order. */
 	if (qp->state == IB_QPS_ERR)
