@@ -132,24 +132,18 @@ static u8 sroce_req_opcode(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 	return tp | op;
 }
 
-/**
- * sroce_wqe_copy - copy between a buffer and the message of a send WQE
- * @qp: the QP
- * @wqe: the WQE (its SGEs' MRs are held)
- * @offset: byte offset into the message
- * @buf: kernel buffer
- * @len: bytes
- * @to_mr: true to scatter into the SGEs (read responses), false to gather
- *
- * Each SGE's MR is checked again as it is used (sroce_mr_access()): it
- * may have been invalidated or deregistered since the WR was posted.
- *
- * Return: 0, or -EACCES when an SGE's MR no longer allows the access.
+/*
+ * Walk the message of a send WQE from @offset for @len bytes: copy
+ * between it and @buf, or (@skb) add its pages to @skb as fragments
+ * (zero-copy transmit, sroce_mr_frags()).  Each SGE's MR is checked again
+ * as it is used.  Return: 0, -EACCES, or -EMSGSIZE from sroce_mr_frags().
  */
-int sroce_wqe_copy(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
-		   u32 offset, void *buf, u32 len, bool to_mr)
+static int sroce_wqe_walk(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
+			  u32 offset, void *buf, struct sk_buff *skb, u32 len,
+			  bool to_mr)
 {
 	int access = to_mr ? IB_ACCESS_LOCAL_WRITE : 0;
+	int err;
 	u32 i;
 
 	if (wqe->send_flags & IB_SEND_INLINE) {	/* only ever gathered */
@@ -167,15 +161,40 @@ int sroce_wqe_copy(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 			continue;
 		}
 		n = min(len, sge->length - offset);
-		if (!sge->mr ||
-		    sroce_mr_access(sge->mr, sge->lkey, false, access,
-				    sge->addr + offset, buf, n, to_mr))
+		if (!sge->mr)
 			return -EACCES;
-		buf += n;
+		err = skb ? sroce_mr_frags(sge->mr, sge->lkey,
+					   sge->addr + offset, n, skb) :
+			    sroce_mr_access(sge->mr, sge->lkey, false, access,
+					    sge->addr + offset, buf, n, to_mr);
+		if (err)
+			return err;
+		if (buf)
+			buf += n;
 		len -= n;
 		offset = 0;
 	}
 	return len ? -EACCES : 0;
+}
+
+/**
+ * sroce_wqe_copy - copy between a buffer and the message of a send WQE
+ * @qp: the QP
+ * @wqe: the WQE (its SGEs' MRs are held)
+ * @offset: byte offset into the message
+ * @buf: kernel buffer
+ * @len: bytes
+ * @to_mr: true to scatter into the SGEs (read responses), false to gather
+ *
+ * Each SGE's MR is checked again as it is used (sroce_mr_access()): it
+ * may have been invalidated or deregistered since the WR was posted.
+ *
+ * Return: 0, or -EACCES when an SGE's MR no longer allows the access.
+ */
+int sroce_wqe_copy(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
+		   u32 offset, void *buf, u32 len, bool to_mr)
+{
+	return sroce_wqe_walk(qp, wqe, offset, buf, NULL, len, to_mr);
 }
 
 /*
@@ -201,35 +220,6 @@ static bool sroce_wqe_zc_ok(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 		if (!wqe->sge[i].mr || wqe->sge[i].mr->kind != SROCE_MR_USER)
 			return false;
 	return true;
-}
-
-/*
- * The payload of a packet as fragments of the SGEs' pages (see above).
- * Return: 0, -EACCES (an MR no longer allows it) or -EMSGSIZE.
- */
-static int sroce_wqe_frags(struct sroce_send_wqe *wqe, u32 offset,
-			   struct sk_buff *skb, u32 len)
-{
-	int err;
-	u32 i;
-
-	for (i = 0; i < wqe->num_sge && len; i++) {
-		struct sroce_sge *sge = &wqe->sge[i];
-		u32 n;
-
-		if (offset >= sge->length) {
-			offset -= sge->length;
-			continue;
-		}
-		n = min(len, sge->length - offset);
-		err = sroce_mr_frags(sge->mr, sge->lkey, sge->addr + offset, n,
-				     skb);
-		if (err)
-			return err;
-		len -= n;
-		offset = 0;
-	}
-	return len ? -EACCES : 0;
 }
 
 /* Send the packet at (req.psn, req.offset) of @wqe; advance the requester. */
@@ -327,7 +317,8 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	if (pkt.info & SROCE_H_IETH)
 		put_unaligned_be32(wqe->ex, ext);
 	if (zc) {
-		err = sroce_wqe_frags(wqe, offset, pkt.skb, paylen);
+		err = sroce_wqe_walk(qp, wqe, offset, NULL, pkt.skb, paylen,
+				     false);
 		if (!err)
 			err = sroce_pkt_trailer(&pkt);
 		if (err == -EMSGSIZE)
