@@ -10,7 +10,10 @@
 # per operation and size (write_bw_65536); tools/bench/report prints them,
 # tools/bench/plot draws build/bench/sweep.svg.  SROCE_ARG_MTU sets the
 # link MTU (9000: IB MTU 4096), SROCE_ARG_QPS perftest's -q, SROCE_ARG_SIZES
-# the sizes, SROCE_ARG_SECS each row's duration.  Figures, no thresholds.
+# the sizes, SROCE_ARG_SECS each row's duration, SROCE_ARG_RPS=1 turns on
+# receive packet steering over all CPUs (each QP has its own UDP source
+# port, so RPS spreads QPs over CPUs as RSS does on a multi-queue NIC).
+# TCP runs as many streams as QPs.  Figures, no thresholds.
 . tests/lib/vm.sh
 
 out=$SHARED/bench.txt
@@ -20,9 +23,16 @@ sizes=${SROCE_ARG_SIZES:-64,1024,4096,16384,65536,262144,1048576}
 secs=${SROCE_ARG_SECS:-4}
 qps=${SROCE_ARG_QPS:-1}
 mtu=${SROCE_ARG_MTU:-1500}
+rps=${SROCE_ARG_RPS:-0}
 
 [ "$VM_ID" = 1 ] && : > "$out"
 check "link MTU $mtu" ip link set eth0 mtu "$mtu"
+if [ "$rps" = 1 ]; then
+	cpus=$(printf '%x' $(((1 << $(nproc)) - 1)))
+	for q in /sys/class/net/eth0/queues/rx-*/rps_cpus; do
+		check "RPS over CPUs $cpus: $q" sh -c "echo $cpus > $q"
+	done
+fi
 vm_barrier mtu-set
 
 sweep() {	# sweep STACK PORTBASE
@@ -66,10 +76,11 @@ for size in ${sizes//,/ }; do
 	else
 		vm_get "iperf-$p" 300 > /dev/null
 		iperf3 -c "$(vm_ip 0)" -p "$p" -l "$size" -t "$secs" -f m \
-			> /tmp/iperf.out 2>&1
+			-P "$qps" > /tmp/iperf.out 2>&1
+		# With -P the last receiver line is the sum of the streams.
 		v=$(awk '/sec .*Mbits\/sec .*receiver/ {
 			for (i = 1; i <= NF; i++) if ($i == "Mbits/sec") printf "%.2f\n", $(i - 1) / 8 }' \
-			/tmp/iperf.out)
+			/tmp/iperf.out | tail -1)
 		for op in send write read; do
 			record tcp "${op}_bw_$size" "${v:-failed}" MB/s
 		done
