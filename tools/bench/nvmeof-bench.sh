@@ -16,7 +16,8 @@ out=$SHARED/bench.txt
 record() { [ "$VM_ID" = 1 ] && echo "$1 $2 $3 $4" >> "$out"; }
 
 # fio_row STACK NAME RW BS DEPTH: 20 s of one fio job on the namespace.
-# Terse v3 fields: 7/8 read KiB/s and IOPS, 48/49 write KiB/s and IOPS.
+# Terse v3 fields: 7/8 read KiB/s and IOPS, 24 the median read completion
+# latency ("50.000000%=us"), 48/49 write KiB/s and IOPS.
 fio_row() {
 	local stack=$1 name=$2 rw=$3 bs=$4 qd=$5 f v
 	timeout 120 fio --name="$name" --filename="/dev/$(nvme_bdev)" \
@@ -28,6 +29,8 @@ fio_row() {
 	*)	f=48 ;;
 	esac
 	case $name in
+	*lat*)	v=$(awk -F';' '{ split($24, p, "="); print p[2] }' /tmp/fio.out)
+		record "$stack" "$name" "${v:-failed}" usec ;;
 	*iops*)	v=$(awk -F';' -v f=$((f + 1)) '{ print $f }' /tmp/fio.out)
 		record "$stack" "$name" "${v:-failed}" IOPS ;;
 	*)	v=$(awk -F';' -v f=$f '{ printf "%.2f", $f / 1024 }' /tmp/fio.out)
@@ -39,6 +42,7 @@ fio_row() {
 # The rows of one stack, on the host.
 rows() {
 	fio_row "$1" randread_4k_iops randread 4k 16
+	fio_row "$1" randread_4k_qd1_lat randread 4k 1
 	fio_row "$1" randwrite_4k_iops randwrite 4k 16
 	fio_row "$1" read_128k_bw read 128k 8
 	fio_row "$1" write_128k_bw write 128k 8

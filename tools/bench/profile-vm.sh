@@ -13,11 +13,12 @@
 # SROCE_ARG_PROFILE_SECONDS each run's length (default 20),
 # SROCE_ARG_PROFILE_PERF=0 (make profile PERF=0) skips perf: timelines only.
 #
-# Then a timeline of the same two streams from tracepoints (the trace
-# clock, not a sampling timer): net:net_dev_xmit, net:netif_receive_skb,
-# net:napi_gro_receive_entry, power:cpu_idle on both stacks, sroce:* on sroce, TIMELINE_SECONDS in the
-# middle of the stream, to $SHARED/trace-STACK-RUN-vmN.txt for
-# tools/bench/trace-report.
+# Then a timeline of the same two streams and of a 64 B READ ping-pong
+# (ib_read_lat) from tracepoints (the trace clock, not a sampling timer):
+# net:net_dev_xmit, net:netif_receive_skb, net:napi_gro_receive_entry,
+# power:cpu_idle on both stacks, sroce:* on sroce, system calls and
+# interrupts for the ping, TIMELINE_SECONDS in the middle of each run, to
+# $SHARED/trace-STACK-RUN-vmN.txt for tools/bench/trace-report.
 . tests/lib/vm.sh
 
 PERF_SECONDS=${SROCE_ARG_PROFILE_SECONDS:-20}
@@ -53,10 +54,14 @@ profile() {
 }
 
 # timeline STACK RUN PORT COL ARGS...: perftest with tracepoints recorded
-# for TIMELINE_SECONDS once the stream has run for 5 s.
+# for TIMELINE_SECONDS once the stream has run for 5 s.  A RUN named *lat
+# is a ping-pong of -n iterations (its ARGS) and also records system calls
+# and interrupts: the steps of one ping (trace-report).
 timeline() {
-	local stack=$1 run=$2 port=$3 col=$4 pid e out
+	local stack=$1 run=$2 port=$3 col=$4 pid e out len
 	shift 4
+	len=(-D $((TIMELINE_SECONDS + 10)))
+	case $run in *lat) len=() ;; esac
 	out=$SHARED/trace-$stack-$run-vm$VM_ID.txt
 	echo 0 > $TRACING/tracing_on
 	echo 8192 > $TRACING/buffer_size_kb
@@ -66,6 +71,10 @@ timeline() {
 		echo "$e" >> $TRACING/set_event
 	done
 	[ "$stack" = sroce ] && echo 'sroce:*' >> $TRACING/set_event
+	if [ ${#len[@]} = 0 ]; then
+		echo raw_syscalls:sys_enter >> $TRACING/set_event
+		echo irq:irq_handler_entry >> $TRACING/set_event
+	fi
 	: > $TRACING/trace
 	vm_barrier "tl-$stack-$run"
 	# /proc/stat around the window: busy time even of a CPU that spins
@@ -74,8 +83,8 @@ timeline() {
 	 echo 1 > $TRACING/tracing_on; sleep "$TIMELINE_SECONDS"
 	 echo 0 > $TRACING/tracing_on; grep '^cpu[0-9]' /proc/stat > /tmp/stat1) &
 	pid=$!
-	perf_pair "$port" "$col" "$@" -d "$DEV" -x "$g" -F \
-		-D $((TIMELINE_SECONDS + 10)) || diag "$stack $run: perftest failed"
+	perf_pair "$port" "$col" "$@" -d "$DEV" -x "$g" -F "${len[@]}" ||
+		diag "$stack $run: perftest failed"
 	wait "$pid"
 	{ sed 's/^/# stat0 /' /tmp/stat0; sed 's/^/# stat1 /' /tmp/stat1
 	  cat $TRACING/trace; } > "$out"
@@ -91,6 +100,8 @@ runs() {	# runs STACK PORTBASE
 	fi
 	timeline "$1" write64k $(($2 + 11)) 4 ib_write_bw -s 65536
 	timeline "$1" send64 $(($2 + 12)) 5 ib_send_bw -s 64
+	# About 16 s at 0.8 ms a ping: the window falls inside.
+	timeline "$1" readlat $(($2 + 13)) 5 ib_read_lat -s 64 -n 20000
 }
 
 check "perf runs in the guest" perf --version
