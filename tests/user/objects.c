@@ -107,6 +107,70 @@ static int flushed(struct ibv_qp *qp, uint64_t first, int n)
 }
 
 /*
+ * ibv_create_qp_ex: each comp_mask bit is honoured, and refused only when
+ * its value asks for what the device lacks (rdma_rxe takes create flags 0).
+ */
+static void qp_ex_masks(struct ibv_context *ctx, struct ibv_pd *pd,
+			struct ibv_cq *cq)
+{
+	static const struct {
+		const char *what;
+		uint32_t mask;
+		uint64_t value;
+		int err;
+	} cases[] = {
+		{ "create flags 0", IBV_QP_INIT_ATTR_CREATE_FLAGS, 0, 0 },
+		{ "create flag BLOCK_SELF_MCAST_LB",
+		  IBV_QP_INIT_ATTR_CREATE_FLAGS,
+		  IBV_QP_CREATE_BLOCK_SELF_MCAST_LB, EOPNOTSUPP },
+		{ "max_tso_header 0", IBV_QP_INIT_ATTR_MAX_TSO_HEADER, 0, 0 },
+		{ "max_tso_header 64", IBV_QP_INIT_ATTR_MAX_TSO_HEADER, 64,
+		  EOPNOTSUPP },
+		{ "no indirection table", IBV_QP_INIT_ATTR_IND_TABLE, 0, 0 },
+		{ "no receive hash", IBV_QP_INIT_ATTR_RX_HASH, 0, 0 },
+		{ "a receive hash", IBV_QP_INIT_ATTR_RX_HASH, 1, EOPNOTSUPP },
+		{ "an XRC domain bit on an RC QP", IBV_QP_INIT_ATTR_XRCD, 0, 0 },
+		{ "send ops: SEND and RDMA WRITE",
+		  IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		  IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE, 0 },
+		{ "send ops: BIND_MW (no memory windows)",
+		  IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, IBV_QP_EX_WITH_BIND_MW,
+		  EOPNOTSUPP },
+		{ "an unknown comp_mask bit", 1u << 20, 0, EOPNOTSUPP },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ibv_qp_init_attr_ex a = {
+			.qp_type = IBV_QPT_RC,
+			.send_cq = cq, .recv_cq = cq,
+			.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+			.comp_mask = IBV_QP_INIT_ATTR_PD | cases[i].mask,
+			.pd = pd,
+			.create_flags = cases[i].value,
+			.max_tso_header = cases[i].value,
+			.send_ops_flags = cases[i].value,
+		};
+		struct ibv_qp *qp;
+
+		if (cases[i].mask == IBV_QP_INIT_ATTR_RX_HASH)
+			a.rx_hash_conf.rx_hash_function = cases[i].value;
+		errno = 0;
+		qp = ibv_create_qp_ex(ctx, &a);
+		if (!cases[i].err)
+			ok(qp != NULL, "ibv_create_qp_ex with %s (%d)",
+			   cases[i].what, errno);
+		else
+			ok(!qp && errno == cases[i].err,
+			   "ibv_create_qp_ex with %s: %s (%d)", cases[i].what,
+			   strerror(cases[i].err), errno);
+		if (qp)
+			ibv_destroy_qp(qp);
+	}
+}
+
+/*
  * ibv_resize_cq with completions waiting (a mapped CQ moves them to its
  * new ring): up, then below the fill (EINVAL, IBA 11.2.9); every
  * completion polls once, in order.
@@ -241,6 +305,7 @@ int main(int argc, char **argv)
 	if (!pd || !mr || !cq || sgid < 0)
 		goto out;
 
+	qp_ex_masks(ctx, pd, cq);
 	qinit.send_cq = cq;
 	qinit.recv_cq = cq;
 	qinit.cap.max_send_wr = dattr.orig_attr.max_qp_wr + 1;

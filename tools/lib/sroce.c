@@ -134,6 +134,7 @@ struct sroce_cq_resp {
 	struct sroce_create_cq_resp drv;
 };
 
+
 /* ibv_resize_cq answers as ibv_create_cq does (a new ring). */
 struct sroce_cq_resize_resp {
 	struct ib_uverbs_resize_cq_resp core;
@@ -316,6 +317,46 @@ err_free:
 }
 
 /*
+ * The kernel's completion flags (enum ib_wc_flags), as uverbs passes them
+ * on, into libibverbs' (enum ibv_wc_flags): the two agree on GRH and
+ * WITH_IMM only.  The kernel's WITH_INVALIDATE (bit 2) is IBV_WC_WITH_INV
+ * (bit 3) and its IP_CSUM_OK (bit 3) IBV_WC_IP_CSUM_OK (bit 2); its SMAC,
+ * VLAN and network header type bits would read as tag-matching flags and
+ * are the kernel's own.
+ */
+#define SROCE_KWC_WITH_INVALIDATE	(1u << 2)
+#define SROCE_KWC_IP_CSUM_OK		(1u << 3)
+
+static unsigned int sroce_wc_flags(unsigned int k)
+{
+	unsigned int f = k & (IBV_WC_GRH | IBV_WC_WITH_IMM);
+
+	if (k & SROCE_KWC_WITH_INVALIDATE)
+		f |= IBV_WC_WITH_INV;
+	if (k & SROCE_KWC_IP_CSUM_OK)
+		f |= IBV_WC_IP_CSUM_OK;
+	return f;
+}
+
+/* One completion of a mapped ring, as the process sees it. */
+static void sroce_wc_read(struct ibv_wc *w, const struct ib_uverbs_wc *u)
+{
+	w->wr_id = u->wr_id;
+	w->status = u->status;
+	w->opcode = u->opcode;
+	w->vendor_err = u->vendor_err;
+	w->byte_len = u->byte_len;
+	w->imm_data = u->ex.imm_data;	/* or invalidated_rkey */
+	w->qp_num = u->qp_num;
+	w->src_qp = u->src_qp;
+	w->wc_flags = sroce_wc_flags(u->wc_flags);
+	w->pkey_index = u->pkey_index;
+	w->slid = u->slid;
+	w->sl = u->sl;
+	w->dlid_path_bits = u->dlid_path_bits;
+}
+
+/*
  * ibv_poll_cq of a mapped CQ: the completions the kernel published before
  * its producer index (acquire), then our consumer index (release), which
  * tells the kernel those slots are free.
@@ -324,31 +365,18 @@ static int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct sroce_cq *cq = to_scq(ibcq);
 	uint32_t prod;
-	int n;
+	int n, i;
 
-	if (!cq->ring)
-		return ibv_cmd_poll_cq(ibcq, ne, wc);
+	if (!cq->ring) {
+		n = ibv_cmd_poll_cq(ibcq, ne, wc);
+		for (i = 0; i < n; i++)
+			wc[i].wc_flags = sroce_wc_flags(wc[i].wc_flags);
+		return n;
+	}
 	pthread_spin_lock(&cq->lock);
 	prod = __atomic_load_n(&cq->ring->producer, __ATOMIC_ACQUIRE);
-	for (n = 0; n < ne && cq->cons != prod; n++, cq->cons++) {
-		const struct ib_uverbs_wc *u =
-			&cq->ring->cqe[cq->cons % cq->entries];
-		struct ibv_wc *w = &wc[n];
-
-		w->wr_id = u->wr_id;
-		w->status = u->status;
-		w->opcode = u->opcode;
-		w->vendor_err = u->vendor_err;
-		w->byte_len = u->byte_len;
-		w->imm_data = u->ex.imm_data;	/* or invalidated_rkey */
-		w->qp_num = u->qp_num;
-		w->src_qp = u->src_qp;
-		w->wc_flags = u->wc_flags;
-		w->pkey_index = u->pkey_index;
-		w->slid = u->slid;
-		w->sl = u->sl;
-		w->dlid_path_bits = u->dlid_path_bits;
-	}
+	for (n = 0; n < ne && cq->cons != prod; n++, cq->cons++)
+		sroce_wc_read(&wc[n], &cq->ring->cqe[cq->cons % cq->entries]);
 	if (n)
 		__atomic_store_n(&cq->ring->consumer, cq->cons,
 				 __ATOMIC_RELEASE);
@@ -986,17 +1014,57 @@ static void sroce_qp_free(struct sroce_qp *qp)
 	free(qp);
 }
 
+/*
+ * Every comp_mask bit libibverbs defines is taken, and refused only when
+ * its value asks for what the device lacks: no XRC (the QP type says so,
+ * not the domain), no create flags (rdma_rxe's provider takes 0 too), no
+ * TSO, no receive-side scaling, no send op beyond SROCE_SEND_OPS.  A bit
+ * this library does not know is refused.
+ */
+static int sroce_qp_attr_ok(const struct ibv_qp_init_attr_ex *attr)
+{
+	uint32_t mask = attr->comp_mask;
+
+	if (mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
+		     IBV_QP_INIT_ATTR_CREATE_FLAGS |
+		     IBV_QP_INIT_ATTR_MAX_TSO_HEADER |
+		     IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH |
+		     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+		return EOPNOTSUPP;
+	if (attr->qp_type == IBV_QPT_XRC_SEND ||
+	    attr->qp_type == IBV_QPT_XRC_RECV)
+		return EOPNOTSUPP;
+	if (!(mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
+		return EINVAL;
+	if ((mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)
+		return EOPNOTSUPP;
+	if ((mask & IBV_QP_INIT_ATTR_MAX_TSO_HEADER) && attr->max_tso_header)
+		return EOPNOTSUPP;
+	if ((mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (attr->send_ops_flags & ~(uint64_t)SROCE_SEND_OPS))
+		return EOPNOTSUPP;
+	if ((mask & IBV_QP_INIT_ATTR_IND_TABLE) && attr->rwq_ind_tbl)
+		return EOPNOTSUPP;
+	if ((mask & IBV_QP_INIT_ATTR_RX_HASH) &&
+	    (attr->rx_hash_conf.rx_hash_function ||
+	     attr->rx_hash_conf.rx_hash_key_len ||
+	     attr->rx_hash_conf.rx_hash_fields_mask))
+		return EOPNOTSUPP;
+	return 0;
+}
+
 static struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ctx,
 					 struct ibv_qp_init_attr_ex *attr)
 {
 	struct sroce_qp_cmd cmd = { .drv.flags = sroce_map_flags(1) };
 	struct sroce_qp_resp resp = {};
 	struct sroce_qp *qp;
+	uint32_t mask;
 	int err;
 
-	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
-				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
-		errno = EOPNOTSUPP;
+	err = sroce_qp_attr_ok(attr);
+	if (err) {
+		errno = err;
 		return NULL;
 	}
 	qp = calloc(1, sizeof(*qp));
@@ -1005,8 +1073,12 @@ static struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ctx,
 	pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
 	qp->state = IBV_QPS_RESET;
+	/* The bits whose values ask for nothing stay with us (see above). */
+	mask = attr->comp_mask;
+	attr->comp_mask &= IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	err = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd.core, sizeof(cmd),
 				   &resp.core, sizeof(resp));
+	attr->comp_mask = mask;
 	if (err)
 		goto err_free;
 	err = sroce_qp_map(ctx, qp, attr, &resp.drv);
