@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
 static int tap_n, tap_failed;
@@ -83,7 +85,7 @@ static int to_rts(struct ibv_qp *qp, int sgid_index, union ibv_gid *dgid)
 		return err;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 2;
+	a.sq_psn = 1;	/* = rq_psn: the QP may be connected to itself */
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
@@ -168,6 +170,151 @@ static void qp_ex_masks(struct ibv_context *ctx, struct ibv_pd *pd,
 		if (qp)
 			ibv_destroy_qp(qp);
 	}
+}
+
+/*
+ * The extended CQ: flags the device lacks refused, an empty CQ, then a
+ * WRITE WITH IMMEDIATE from a QP to itself polled with ibv_start_poll /
+ * ibv_next_poll / ibv_end_poll and read with the ibv_wc_read_* calls.
+ */
+static void cq_ex(struct ibv_context *ctx, struct ibv_pd *pd,
+		  struct ibv_mr *mr, char *buf, int sgid, union ibv_gid *gid)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |
+			    IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |
+			    IBV_WC_EX_WITH_SL,
+	}, bad_ca;
+	struct ibv_qp_init_attr qi = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_sge sge = { (uintptr_t)buf, 100, mr->lkey };
+	struct ibv_send_wr swr = {
+		.wr_id = 8, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+		.send_flags = IBV_SEND_SIGNALED,
+		.imm_data = htonl(0x1234),
+		.wr.rdma = { (uintptr_t)buf + 2048, mr->rkey },
+	}, *sbad;
+	struct ibv_recv_wr rwr = { .wr_id = 7 }, *rbad;
+	struct ibv_poll_cq_attr pa = {};
+	struct wcx {
+		uint64_t wr_id;
+		int status, opcode;
+		uint32_t len, qpn, flags;
+		__be32 imm;
+	} wc[2] = {}, tmp;
+	struct ibv_cq_ex *cqx;
+	struct ibv_qp *qp;
+	int got = 0, tries, err;
+
+	bad_ca = ca;
+	bad_ca.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	errno = 0;
+	ok(!ibv_create_cq_ex(ctx, &bad_ca) && errno == EOPNOTSUPP,
+	   "ibv_create_cq_ex with completion timestamps: EOPNOTSUPP (%d)",
+	   errno);
+	bad_ca = ca;
+	bad_ca.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
+	bad_ca.flags = IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
+	errno = 0;
+	ok(!ibv_create_cq_ex(ctx, &bad_ca) && errno == EOPNOTSUPP,
+	   "ibv_create_cq_ex IGNORE_OVERRUN: EOPNOTSUPP (%d)", errno);
+	cqx = ibv_create_cq_ex(ctx, &ca);
+	ok(cqx != NULL, "ibv_create_cq_ex (%d)", errno);
+	if (!cqx)
+		return;
+	err = ibv_start_poll(cqx, &pa);
+	ok(err == ENOENT, "ibv_start_poll of an empty CQ: ENOENT (%d)", err);
+	if (!err)
+		ibv_end_poll(cqx);
+	qi.send_cq = qi.recv_cq = ibv_cq_ex_to_cq(cqx);
+	qp = ibv_create_qp(pd, &qi);
+	err = qp ? to_rts(qp, sgid, gid) : -1;
+	ok(!err, "a QP connected to itself on the extended CQ (%d)", err);
+	if (err)
+		goto out;
+	memset(buf, 0x5a, 100);
+	memset(buf + 2048, 0, 100);
+	err = ibv_post_recv(qp, &rwr, &rbad) ||
+	      ibv_post_send(qp, &swr, &sbad);
+	ok(!err, "post a receive and a WRITE WITH IMMEDIATE (%d)", err);
+	for (tries = 0; !err && got < 2 && tries < 5000; tries++) {
+		if (ibv_start_poll(cqx, &pa)) {
+			usleep(1000);
+			continue;
+		}
+		do {
+			wc[got].wr_id = cqx->wr_id;
+			wc[got].status = cqx->status;
+			wc[got].opcode = ibv_wc_read_opcode(cqx);
+			wc[got].len = ibv_wc_read_byte_len(cqx);
+			wc[got].qpn = ibv_wc_read_qp_num(cqx);
+			wc[got].flags = ibv_wc_read_wc_flags(cqx);
+			wc[got].imm = ibv_wc_read_imm_data(cqx);
+			got++;
+		} while (got < 2 && !ibv_next_poll(cqx));
+		ibv_end_poll(cqx);
+	}
+	ok(got == 2, "two completions polled (%d)", got);
+	if (wc[0].wr_id == 7) {	/* the receive first: send, then receive */
+		tmp = wc[0];
+		wc[0] = wc[1];
+		wc[1] = tmp;
+	}
+	ok(wc[0].wr_id == 8 && wc[0].status == IBV_WC_SUCCESS &&
+	   wc[0].opcode == IBV_WC_RDMA_WRITE && wc[1].wr_id == 7 &&
+	   wc[1].status == IBV_WC_SUCCESS,
+	   "both succeed: the WRITE (%d, opcode %d), the receive (%d)",
+	   wc[0].status, wc[0].opcode, wc[1].status);
+	ok(wc[1].opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc[1].len == 100 &&
+	   wc[1].imm == htonl(0x1234) && wc[1].flags == IBV_WC_WITH_IMM &&
+	   wc[1].qpn == qp->qp_num,
+	   "the receive reads opcode %d, byte_len %u, imm 0x%x, flags 0x%x, qp %u",
+	   wc[1].opcode, wc[1].len, ntohl(wc[1].imm), wc[1].flags, wc[1].qpn);
+	ok(!memcmp(buf, buf + 2048, 100), "the data arrived");
+	err = ibv_start_poll(cqx, &pa);
+	ok(err == ENOENT, "the CQ is empty again (%d)", err);
+	if (!err)
+		ibv_end_poll(cqx);
+	/*
+	 * More completions than the ring holds, in batches: each
+	 * ibv_end_poll() must give the slots back, or the CQ overruns.
+	 */
+	swr.opcode = IBV_WR_RDMA_WRITE;
+	err = 0;
+	for (got = 0, tries = 0; !err && got < 4 * 24 && tries < 20000; ) {
+		int i;
+
+		for (i = 0; i < 4 && !err; i++) {
+			swr.wr_id = 100 + got + i;
+			err = ibv_post_send(qp, &swr, &sbad);
+		}
+		for (i = 0; !err && i < 4 && tries < 20000; tries++) {
+			if (ibv_start_poll(cqx, &pa)) {
+				usleep(1000);
+				continue;
+			}
+			do {
+				if (cqx->status != IBV_WC_SUCCESS ||
+				    cqx->wr_id != (uint64_t)(100 + got))
+					err = -1;
+				got++;
+				i++;
+			} while (i < 4 && !ibv_next_poll(cqx));
+			ibv_end_poll(cqx);
+		}
+	}
+	ok(got == 4 * 24 && !err,
+	   "96 WRITEs in batches of 4 polled in order, no overrun (%d, %d)",
+	   got, err);
+out:
+	if (qp)
+		ibv_destroy_qp(qp);
+	ok(!ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), "ibv_destroy_cq of an extended CQ");
 }
 
 /*
@@ -306,6 +453,7 @@ int main(int argc, char **argv)
 		goto out;
 
 	qp_ex_masks(ctx, pd, cq);
+	cq_ex(ctx, pd, mr, buf, sgid, &gid);
 	qinit.send_cq = cq;
 	qinit.recv_cq = cq;
 	qinit.cap.max_send_wr = dattr.orig_attr.max_qp_wr + 1;

@@ -43,6 +43,8 @@ struct sroce_cq {
 	uint32_t entries;
 	uint32_t cons;
 	pthread_spinlock_t lock;	/* ibv_poll_cq may run in threads */
+	/* ibv_start_poll(): the completion the read_* calls return. */
+	struct ibv_wc cur;
 };
 
 static inline struct sroce_cq *to_scq(struct ibv_cq *ibcq)
@@ -134,6 +136,15 @@ struct sroce_cq_resp {
 	struct sroce_create_cq_resp drv;
 };
 
+struct sroce_cq_ex_cmd {
+	struct ibv_create_cq_ex core;
+	struct sroce_create_cq_cmd drv;
+};
+
+struct sroce_cq_ex_resp {
+	struct ib_uverbs_ex_create_cq_resp core;
+	struct sroce_create_cq_resp drv;
+};
 
 /* ibv_resize_cq answers as ibv_create_cq does (a new ring). */
 struct sroce_cq_resize_resp {
@@ -382,6 +393,205 @@ static int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 				 __ATOMIC_RELEASE);
 	pthread_spin_unlock(&cq->lock);
 	return n;
+}
+
+/*
+ * The extended CQ (ibv_create_cq_ex): ibv_start_poll() takes the CQ's lock
+ * and makes the oldest completion current, ibv_next_poll() the next one,
+ * the read_* calls read the current one, and ibv_end_poll() gives the
+ * slots taken back to the kernel (the consumer index) and unlocks.  An
+ * empty CQ at ibv_start_poll() returns ENOENT with the lock released: the
+ * caller must not call ibv_end_poll() then.
+ */
+#define SROCE_WC_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | \
+			IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP | \
+			IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL | \
+			IBV_WC_EX_WITH_DLID_PATH_BITS)
+
+static inline struct sroce_cq *cqx_to_scq(struct ibv_cq_ex *cqx)
+{
+	return to_scq(ibv_cq_ex_to_cq(cqx));
+}
+
+/* Make the next completion current; ENOENT if there is none. */
+static int sroce_cq_take(struct sroce_cq *cq)
+{
+	struct ibv_cq_ex *cqx = &cq->vcq.cq_ex;
+
+	if (cq->ring) {
+		uint32_t prod = __atomic_load_n(&cq->ring->producer,
+						__ATOMIC_ACQUIRE);
+
+		if (cq->cons == prod)
+			return ENOENT;
+		sroce_wc_read(&cq->cur, &cq->ring->cqe[cq->cons % cq->entries]);
+		cq->cons++;
+	} else {
+		int n = ibv_cmd_poll_cq(&cq->vcq.cq, 1, &cq->cur);
+
+		if (n != 1)
+			return n < 0 ? errno : ENOENT;
+		cq->cur.wc_flags = sroce_wc_flags(cq->cur.wc_flags);
+	}
+	cqx->wr_id = cq->cur.wr_id;
+	cqx->status = cq->cur.status;
+	return 0;
+}
+
+static void sroce_end_poll(struct ibv_cq_ex *cqx)
+{
+	struct sroce_cq *cq = cqx_to_scq(cqx);
+
+	if (cq->ring)
+		__atomic_store_n(&cq->ring->consumer, cq->cons,
+				 __ATOMIC_RELEASE);
+	pthread_spin_unlock(&cq->lock);
+}
+
+static int sroce_start_poll(struct ibv_cq_ex *cqx,
+			    struct ibv_poll_cq_attr *attr)
+{
+	struct sroce_cq *cq = cqx_to_scq(cqx);
+	int err;
+
+	if (attr->comp_mask)
+		return EINVAL;
+	pthread_spin_lock(&cq->lock);
+	err = sroce_cq_take(cq);
+	if (err)
+		pthread_spin_unlock(&cq->lock);
+	return err;
+}
+
+static int sroce_next_poll(struct ibv_cq_ex *cqx)
+{
+	return sroce_cq_take(cqx_to_scq(cqx));
+}
+
+static enum ibv_wc_opcode sroce_read_opcode(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.opcode;
+}
+
+static uint32_t sroce_read_vendor_err(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.vendor_err;
+}
+
+static uint32_t sroce_read_byte_len(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.byte_len;
+}
+
+/* Also ibv_wc_read_invalidated_rkey(): the same field. */
+static __be32 sroce_read_imm_data(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.imm_data;
+}
+
+static uint32_t sroce_read_qp_num(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.qp_num;
+}
+
+static uint32_t sroce_read_src_qp(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.src_qp;
+}
+
+static unsigned int sroce_read_wc_flags(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.wc_flags;
+}
+
+static uint32_t sroce_read_slid(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.slid;
+}
+
+static uint8_t sroce_read_sl(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.sl;
+}
+
+static uint8_t sroce_read_dlid_path_bits(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.dlid_path_bits;
+}
+
+static void sroce_cq_ex_init(struct sroce_cq *cq)
+{
+	struct ibv_cq_ex *cqx = &cq->vcq.cq_ex;
+
+	cqx->start_poll = sroce_start_poll;
+	cqx->next_poll = sroce_next_poll;
+	cqx->end_poll = sroce_end_poll;
+	cqx->read_opcode = sroce_read_opcode;
+	cqx->read_vendor_err = sroce_read_vendor_err;
+	cqx->read_byte_len = sroce_read_byte_len;
+	cqx->read_imm_data = sroce_read_imm_data;
+	cqx->read_qp_num = sroce_read_qp_num;
+	cqx->read_src_qp = sroce_read_src_qp;
+	cqx->read_wc_flags = sroce_read_wc_flags;
+	cqx->read_slid = sroce_read_slid;
+	cqx->read_sl = sroce_read_sl;
+	cqx->read_dlid_path_bits = sroce_read_dlid_path_bits;
+}
+
+/*
+ * Every flag the device can honour is taken; what it lacks is refused:
+ * completion timestamps (the ring's entries carry none), VLAN, flow tag
+ * and tag matching fields, a parent domain, and IGNORE_OVERRUN (an
+ * overrun is reported, IBA 11.4.2.1).
+ */
+static struct ibv_cq_ex *sroce_create_cq_ex(struct ibv_context *ctx,
+					    struct ibv_cq_init_attr_ex *attr)
+{
+	struct sroce_cq_ex_cmd cmd = { .drv.flags = sroce_map_flags(0) };
+	struct sroce_cq_ex_resp resp = {};
+	struct sroce_cq *cq;
+	int err = EOPNOTSUPP;
+
+	if (attr->wc_flags & ~(uint64_t)SROCE_WC_FLAGS)
+		goto err;
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					  IBV_CQ_INIT_ATTR_MASK_PD))
+		goto err;
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))
+		goto err;
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    attr->parent_domain)
+		goto err;
+	err = ENOMEM;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		goto err;
+	err = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (err)
+		goto err_free;
+	err = ibv_cmd_create_cq_ex(ctx, attr, &cq->vcq, &cmd.core, sizeof(cmd),
+				   &resp.core, sizeof(resp), 0);
+	if (err)
+		goto err_lock;
+	cq->flags = resp.drv.flags;
+	if (cq->flags & SROCE_MAPPED) {
+		err = sroce_cq_map(ctx, cq, &resp.drv);
+		if (err) {
+			ibv_cmd_destroy_cq(&cq->vcq.cq);
+			goto err_lock;
+		}
+	}
+	sroce_cq_ex_init(cq);
+	return &cq->vcq.cq_ex;
+
+err_lock:
+	pthread_spin_destroy(&cq->lock);
+err_free:
+	free(cq);
+err:
+	errno = err;
+	return NULL;
 }
 
 /*
@@ -1251,6 +1461,7 @@ static const struct verbs_context_ops sroce_ctx_ops = {
 	.create_cq = sroce_create_cq,
 	.create_qp = sroce_create_qp,
 	.create_qp_ex = sroce_create_qp_ex,
+	.create_cq_ex = sroce_create_cq_ex,
 	.create_srq = sroce_create_srq,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dereg_mr = sroce_dereg_mr,

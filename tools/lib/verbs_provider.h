@@ -255,6 +255,14 @@ struct verbs_context_ops {
 		struct kabi core;				\
 	}
 
+/* An extended command: the extended header after the common one. */
+#define SROCE_CMDX(name, kabi)					\
+	struct name {						\
+		struct ib_uverbs_cmd_hdr hdr;			\
+		struct ib_uverbs_ex_cmd_hdr ex_hdr;		\
+		struct kabi core;				\
+	}
+
 SROCE_CMD(ibv_get_context, ib_uverbs_get_context);
 SROCE_CMD(ibv_query_port, ib_uverbs_query_port);
 SROCE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
@@ -267,6 +275,7 @@ SROCE_CMD(ibv_query_qp, ib_uverbs_query_qp);
 SROCE_CMD(ibv_create_srq, ib_uverbs_create_srq);
 SROCE_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
 SROCE_CMD(ibv_query_srq, ib_uverbs_query_srq);
+SROCE_CMDX(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
 
 /* ---- what libibverbs exports to providers (IBVERBS_PRIVATE_34) ---- */
 
@@ -306,6 +315,12 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
+int ibv_cmd_create_cq_ex(struct ibv_context *context,
+			 const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
+			 size_t cmd_size,
+			 struct ib_uverbs_ex_create_cq_resp *resp,
+			 size_t resp_size, uint32_t cmd_flags);
 int ibv_cmd_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
