@@ -214,14 +214,16 @@ static void cq_ex(struct ibv_context *ctx, struct ibv_pd *pd,
 	bad_ca = ca;
 	bad_ca.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
 	errno = 0;
-	ok(!ibv_create_cq_ex(ctx, &bad_ca) && errno == EOPNOTSUPP,
+	cqx = ibv_create_cq_ex(ctx, &bad_ca);
+	ok(!cqx && errno == EOPNOTSUPP,
 	   "ibv_create_cq_ex with completion timestamps: EOPNOTSUPP (%d)",
 	   errno);
 	bad_ca = ca;
 	bad_ca.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
 	bad_ca.flags = IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
 	errno = 0;
-	ok(!ibv_create_cq_ex(ctx, &bad_ca) && errno == EOPNOTSUPP,
+	cqx = ibv_create_cq_ex(ctx, &bad_ca);
+	ok(!cqx && errno == EOPNOTSUPP,
 	   "ibv_create_cq_ex IGNORE_OVERRUN: EOPNOTSUPP (%d)", errno);
 	cqx = ibv_create_cq_ex(ctx, &ca);
 	ok(cqx != NULL, "ibv_create_cq_ex (%d)", errno);

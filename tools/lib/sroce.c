@@ -289,42 +289,68 @@ static int sroce_cq_map(struct ibv_context *ctx, struct sroce_cq *cq,
 	return 0;
 }
 
+/* A CQ of ours, its poll lock ready; NULL with errno set. */
+static struct sroce_cq *sroce_cq_new(void)
+{
+	struct sroce_cq *cq = calloc(1, sizeof(*cq));
+	int err;
+
+	if (!cq)
+		return NULL;
+	err = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (err) {
+		free(cq);
+		errno = err;
+		return NULL;
+	}
+	return cq;
+}
+
+static void sroce_cq_free(struct sroce_cq *cq)
+{
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+}
+
+/*
+ * The kernel made @cq (@err from its command): map its ring if it has
+ * one.  On failure the kernel's CQ is destroyed, @cq freed, errno set.
+ */
+static int sroce_cq_ready(struct ibv_context *ctx, struct sroce_cq *cq,
+			  int err, const struct sroce_create_cq_resp *drv)
+{
+	if (!err) {
+		cq->flags = drv->flags;
+		if (cq->flags & SROCE_MAPPED) {
+			err = sroce_cq_map(ctx, cq, drv);
+			if (err)
+				ibv_cmd_destroy_cq(&cq->vcq.cq);
+		}
+	}
+	if (err) {
+		sroce_cq_free(cq);
+		errno = err;
+	}
+	return err;
+}
+
 static struct ibv_cq *sroce_create_cq(struct ibv_context *ctx, int cqe,
 				      struct ibv_comp_channel *channel,
 				      int comp_vector)
 {
 	struct sroce_cq_resp resp = {};
 	struct sroce_cq_cmd cmd = { .drv.flags = sroce_map_flags(0) };
-	struct sroce_cq *cq;
+	struct sroce_cq *cq = sroce_cq_new();
 	int err;
 
-	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
-	err = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	if (err)
-		goto err_free;
 	err = ibv_cmd_create_cq(ctx, cqe, channel, comp_vector, &cq->vcq.cq,
 				&cmd.core, sizeof(cmd), &resp.core,
 				sizeof(resp));
-	if (err)
-		goto err_lock;
-	cq->flags = resp.drv.flags;
-	if (cq->flags & SROCE_MAPPED) {
-		err = sroce_cq_map(ctx, cq, &resp.drv);
-		if (err) {
-			ibv_cmd_destroy_cq(&cq->vcq.cq);
-			goto err_lock;
-		}
-	}
+	if (sroce_cq_ready(ctx, cq, err, &resp.drv))
+		return NULL;
 	return &cq->vcq.cq;
-
-err_lock:
-	pthread_spin_destroy(&cq->lock);
-err_free:
-	free(cq);
-	errno = err;
-	return NULL;
 }
 
 /*
@@ -563,32 +589,16 @@ static struct ibv_cq_ex *sroce_create_cq_ex(struct ibv_context *ctx,
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
 	    attr->parent_domain)
 		goto err;
-	err = ENOMEM;
-	cq = calloc(1, sizeof(*cq));
+	cq = sroce_cq_new();
 	if (!cq)
-		goto err;
-	err = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	if (err)
-		goto err_free;
+		return NULL;
 	err = ibv_cmd_create_cq_ex(ctx, attr, &cq->vcq, &cmd.core, sizeof(cmd),
 				   &resp.core, sizeof(resp), 0);
-	if (err)
-		goto err_lock;
-	cq->flags = resp.drv.flags;
-	if (cq->flags & SROCE_MAPPED) {
-		err = sroce_cq_map(ctx, cq, &resp.drv);
-		if (err) {
-			ibv_cmd_destroy_cq(&cq->vcq.cq);
-			goto err_lock;
-		}
-	}
+	if (sroce_cq_ready(ctx, cq, err, &resp.drv))
+		return NULL;
 	sroce_cq_ex_init(cq);
 	return &cq->vcq.cq_ex;
 
-err_lock:
-	pthread_spin_destroy(&cq->lock);
-err_free:
-	free(cq);
 err:
 	errno = err;
 	return NULL;
@@ -635,8 +645,7 @@ static int sroce_destroy_cq(struct ibv_cq *ibcq)
 		return err;
 	if (cq->ring)
 		munmap(cq->ring, cq->ring_len);
-	pthread_spin_destroy(&cq->lock);
-	free(cq);
+	sroce_cq_free(cq);
 	return 0;
 }
 
