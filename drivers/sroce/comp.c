@@ -234,6 +234,21 @@ void sroce_comp_arm(struct sroce_qp *qp)
 	mod_timer(&qp->retry_timer, jiffies + sroce_retry_jiffies(qp));
 }
 
+/*
+ * The peer answered: the retry counts start again (IBA 9.7.6.1.3 counts
+ * retries in a row); with everything acknowledged the QP's share of the
+ * device's window goes back to the others.
+ */
+static void sroce_comp_progress(struct sroce_qp *qp)
+{
+	qp->comp.retry = qp->attr.retry_cnt;
+	qp->comp.rnr_retry = qp->attr.rnr_retry;
+	qp->comp.backoff = 0;
+	qp->comp.progress = jiffies;
+	if (qp->comp.psn == qp->req.high_psn)
+		sroce_win_busy(qp, false);
+}
+
 /* Mark WQEs up to and including PSN @psn acknowledged (cumulative ACK). */
 static void sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 {
@@ -279,12 +294,8 @@ static void sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 		qp->comp.psn = next;
 		progress = true;
 	}
-	if (progress) {
-		qp->comp.retry = qp->attr.retry_cnt;
-		qp->comp.rnr_retry = qp->attr.rnr_retry;
-		qp->comp.backoff = 0;
-		qp->comp.progress = jiffies;
-	}
+	if (progress)
+		sroce_comp_progress(qp);
 	if (lost && qp->comp.gap_psn != qp->comp.psn) {
 		qp->comp.gap_psn = qp->comp.psn;
 		sroce_req_rewind(qp);
@@ -365,10 +376,7 @@ static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	qp->comp.psn = sroce_psn_add(pkt->psn, 1);
 	if (last)
 		wqe->state = SROCE_WQE_DONE;
-	qp->comp.retry = qp->attr.retry_cnt;
-	qp->comp.rnr_retry = qp->attr.rnr_retry;
-	qp->comp.backoff = 0;
-	qp->comp.progress = jiffies;
+	sroce_comp_progress(qp);
 }
 
 /* RNR NAK timer values in microseconds, IBA 9.7.5.2.8 table 45. */

@@ -67,12 +67,23 @@ int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
  * @msg: the netlink message
  * @ibqp: the QP
  *
+ * The values go in an RDMA_NLDEV_ATTR_DRIVER nest, the one the rdma tool
+ * prints with -dd.
+ *
  * Return: 0 or -EMSGSIZE.
  */
 int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
+	static const char * const name[] = {
+		"req_psn", "comp_psn", "resp_epsn", "sq_head", "req_idx",
+		"sq_tail", "rd_inflight", "retry_left", "rnr_wait",
+		"rd_pending", "resp_msn", "unacked", "window",
+	};
 	struct sroce_qp *qp = to_sqp(ibqp);
-	u32 v[11];
+	bool rc = ibqp->qp_type == IB_QPT_RC;
+	struct nlattr *nest;
+	u32 v[ARRAY_SIZE(name)];
+	int i;
 
 	spin_lock_bh(&qp->lock);
 	v[0] = qp->req.psn;
@@ -86,19 +97,20 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	v[8] = qp->comp.rnr_wait;
 	v[9] = qp->resp.rd_tail - qp->resp.rd_next;
 	v[10] = qp->resp.msn;
+	/* RC: packets sent and not acknowledged, and how many may be. */
+	v[11] = rc ? sroce_psn_diff(qp->req.high_psn, qp->comp.psn) : 0;
+	v[12] = rc ? sroce_win_size(qp) : 0;
 	spin_unlock_bh(&qp->lock);
 
-	if (rdma_nl_put_driver_u32(msg, "req_psn", v[0]) ||
-	    rdma_nl_put_driver_u32(msg, "comp_psn", v[1]) ||
-	    rdma_nl_put_driver_u32(msg, "resp_epsn", v[2]) ||
-	    rdma_nl_put_driver_u32(msg, "sq_head", v[3]) ||
-	    rdma_nl_put_driver_u32(msg, "req_idx", v[4]) ||
-	    rdma_nl_put_driver_u32(msg, "sq_tail", v[5]) ||
-	    rdma_nl_put_driver_u32(msg, "rd_inflight", v[6]) ||
-	    rdma_nl_put_driver_u32(msg, "retry_left", v[7]) ||
-	    rdma_nl_put_driver_u32(msg, "rnr_wait", v[8]) ||
-	    rdma_nl_put_driver_u32(msg, "rd_pending", v[9]) ||
-	    rdma_nl_put_driver_u32(msg, "resp_msn", v[10]))
+	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
 		return -EMSGSIZE;
+	for (i = 0; i < ARRAY_SIZE(name); i++) {
+		if (rdma_nl_put_driver_u32(msg, name[i], v[i])) {
+			nla_nest_cancel(msg, nest);
+			return -EMSGSIZE;
+		}
+	}
+	nla_nest_end(msg, nest);
 	return 0;
 }

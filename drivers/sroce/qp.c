@@ -314,6 +314,7 @@ void sroce_qp_error(struct sroce_qp *qp)
 	del_timer(&qp->retry_timer);
 	del_timer(&qp->rnr_timer);
 	qp->comp.rnr_wait = false;
+	sroce_win_busy(qp, false);	/* nothing will be acknowledged */
 	if (qp->ibqp.srq)
 		qp->last_wqe_event = true;
 }
@@ -350,6 +351,7 @@ static void sroce_qp_reset(struct sroce_qp *qp, enum ib_qp_state cur)
 	sroce_resp_reset(qp);
 	del_timer(&qp->retry_timer);
 	del_timer(&qp->rnr_timer);
+	sroce_win_busy(qp, false);
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	qp->resp.epsn = 0;
@@ -519,6 +521,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	for (i = qp->sq.head; i != qp->sq.tail; i++)
 		sroce_wqe_release(sroce_queue_slot(&qp->sq, i));
 	sroce_resp_reset(qp);
+	sroce_win_busy(qp, false);
 	spin_unlock_bh(&qp->lock);
 	/* Its completions still in the CQs must not point to it once freed. */
 	if (ibqp->send_cq)

@@ -3,46 +3,17 @@
  * sroce transport engine, requester: turns send WQEs into request packets
  * (IBA 9.5, 9.7.3).  RC and UC messages are segmented by the path MTU and
  * numbered with consecutive PSNs; UD messages are one packet.  For RC the
- * requester keeps at most sroce_max_unacked packets unacknowledged, at
+ * requester keeps at most its window (window.c) unacknowledged, at
  * most max_rd_atomic reads and atomics outstanding (IBA 9.7.7.1), honours
  * fences (IBA 10.8.3.3), and asks for an ACK at the end of every message
  * and every SROCE_ACK_EVERY packets; the completer (comp.c) rewinds it
  * for retransmission (go-back-N, IBA 9.7.6.1).
  */
-#include <linux/moduleparam.h>
 #include <linux/uaccess.h>
 #include <asm/unaligned.h>
 
 #include "sroce.h"
 #include "trace.h"
-
-/*
- * The window: packets an RC requester sends before it waits for an ACK.
- * It must cover the bandwidth-delay product of the path, or the sender
- * idles a round trip per window: at 128 it did so on the emulated link
- * of the benchmarks (about 12 ms per round trip there), 512 keeps that
- * link busy.  A longer path (or a lossy one, where go-back-N resends up
- * to a window) wants another value: the parameter applies to packets
- * sent from then on.  IBA 9.7.2: a PSN is valid within half of the 2^24
- * PSN space; the bound below keeps far from it.
- */
-static unsigned int sroce_max_unacked = 512;
-
-static int sroce_max_unacked_set(const char *val,
-				 const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, 16, 65536);
-}
-
-static const struct kernel_param_ops sroce_max_unacked_ops = {
-	.set = sroce_max_unacked_set,
-	.get = param_get_uint,
-};
-
-module_param_cb(max_unacked, &sroce_max_unacked_ops, &sroce_max_unacked,
-		0644);
-MODULE_PARM_DESC(max_unacked,
-		 "RC packets sent before waiting for an ACK (16-65536, default 512)");
 
 #define SROCE_ACK_EVERY		32
 #define SROCE_REQ_BUDGET	64
@@ -268,7 +239,7 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	ackreq = qp->ibqp.qp_type == IB_QPT_RC &&
 		 (last || req->noack >= SROCE_ACK_EVERY ||
 		  sroce_psn_diff(req->psn, qp->comp.psn) + 1 >=
-		  (int)READ_ONCE(sroce_max_unacked));
+		  (int)sroce_win_size(qp));
 	if (ackreq)
 		req->noack = 0;
 	if (last && (wqe->send_flags & IB_SEND_SOLICITED) &&
@@ -349,8 +320,11 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	 * last progress of an earlier burst (a timer still pending from it
 	 * would fire early).
 	 */
-	if (qp->comp.psn == req->high_psn)
+	if (qp->comp.psn == req->high_psn) {
 		qp->comp.progress = jiffies;
+		if (qp->ibqp.qp_type == IB_QPT_RC)
+			sroce_win_busy(qp, true);
+	}
 	req->psn = sroce_psn_add(req->psn, npkts);
 	if (sroce_psn_diff(req->psn, req->high_psn) > 0)
 		req->high_psn = req->psn;
@@ -487,7 +461,7 @@ again:
 			continue;
 		}
 		if (rc && sroce_psn_diff(req->psn, qp->comp.psn) >=
-			  (int)READ_ONCE(sroce_max_unacked))
+			  (int)sroce_win_size(qp))
 			break;
 		/* Resumed by the packet that brings it to LOW (net.c). */
 		if (atomic_read(&qp->skb_out) >= SROCE_SKB_OUT_MAX)

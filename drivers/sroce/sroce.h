@@ -21,6 +21,7 @@
  *   mem.c     memory access checks and copies
  *   req.c     requester (post_send)
  *   comp.c    completer: ACKs, responses, retry and RNR timers
+ *   window.c  RC window control: the device's window, shared
  *   resp.c    responder
  *   mcast.c   multicast groups: attach/detach, delivery to every QP
  *   counters.c  rdma statistic counters, rdma res engine state
@@ -225,6 +226,7 @@ struct sroce_dev {
 	struct sroce_pool mr_pool;
 	atomic_t nr_pd, nr_cq, nr_srq, nr_ah;	/* against the device limits */
 	atomic_t mr_key_byte;		/* the low byte of the next MR key */
+	atomic_t win_busy;		/* RC QPs with packets unacked */
 
 	struct sroce_stats __percpu *stats;	/* from registration on */
 
@@ -603,6 +605,7 @@ struct sroce_qp {
 	u32 mtu;			/* path MTU in bytes */
 	struct sroce_req req;
 	struct sroce_comp comp;
+	bool win_busy;		/* counted in sdev->win_busy (window.c) */
 	struct sroce_resp resp;
 	struct timer_list retry_timer;
 	struct timer_list rnr_timer;
@@ -949,6 +952,10 @@ void sroce_wqe_release(struct sroce_send_wqe *wqe);
 enum ib_wc_status sroce_local_op(struct sroce_qp *qp,
 				 struct sroce_send_wqe *wqe);
 enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key);
+
+/* window.c - RC window control */
+u32 sroce_win_size(struct sroce_qp *qp);
+void sroce_win_busy(struct sroce_qp *qp, bool busy);
 
 /* resp.c - responder */
 void sroce_resp_init(void);

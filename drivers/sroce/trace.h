@@ -58,6 +58,19 @@ TRACE_EVENT(sroce_retry,
 	    TP_printk("qpn=%u resend from psn=%u", __entry->qpn, __entry->psn)
 );
 
+TRACE_EVENT(sroce_window,
+	    TP_PROTO(struct sroce_qp *qp, bool busy, int nr_busy),
+	    TP_ARGS(qp, busy, nr_busy),
+	    TP_STRUCT__entry(__field(u32, qpn)
+			     __field(bool, busy)
+			     __field(int, nr_busy)),
+	    TP_fast_assign(__entry->qpn = qp->ibqp.qp_num;
+			   __entry->busy = busy;
+			   __entry->nr_busy = nr_busy;),
+	    TP_printk("qpn=%u %s, busy QPs=%d", __entry->qpn,
+		      __entry->busy ? "busy" : "idle", __entry->nr_busy)
+);
+
 TRACE_EVENT(sroce_complete,
 	    TP_PROTO(struct sroce_qp *qp, struct ib_wc *wc),
 	    TP_ARGS(qp, wc),

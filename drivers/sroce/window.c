@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce transport engine, window control: how many packets an RC
+ * requester keeps unacknowledged.
+ *
+ * The requester goes back and sends again when the peer acknowledged
+ * nothing for the local ACK timeout (IBA 9.7.6.1.3), the user's value.  A
+ * QP alone is acknowledged every few dozen packets however long the queue
+ * in front of them, but the QPs of one device share that queue, and a QP
+ * waits for its next ACK while the packets of the others drain: four
+ * streaming QPs with 512 packets each went without an ACK for longer than
+ * the timeout hundreds of times a minute on the emulated link of the
+ * benchmarks, and go-back-N (IBA 9.7.6.1) resent whole windows of packets
+ * that were never lost (half of what reached the peer were duplicates).
+ *
+ * So the window is the device's: max_unacked packets shared by the RC
+ * QPs that have packets unacknowledged, at least SROCE_WIN_MIN each.  The
+ * queue the QPs of a device build together is then no longer than the
+ * one a single QP builds.  Per-QP delay measurements (a round trip or
+ * the gap between ACKs against half the timeout) were tried first and
+ * still timed out: on the emulated link both swing by a factor of four
+ * from one round trip to the next.
+ */
+#include <linux/moduleparam.h>
+
+#include "sroce.h"
+#include "trace.h"
+
+#define SROCE_WIN_MIN		16
+
+/*
+ * The device's window.  It must cover the bandwidth-delay product of the
+ * path, or a sender idles a round trip per window: at 128 it did so on
+ * the emulated link of the benchmarks (about 12 ms per round trip there),
+ * 512 keeps that link busy.  A longer path wants a larger value: the
+ * parameter applies to packets sent from then on.  IBA 9.7.2: a PSN is
+ * valid within half of the 2^24 PSN space; the bound keeps far from it.
+ */
+static unsigned int sroce_max_unacked = 512;
+
+static int sroce_max_unacked_set(const char *val,
+				 const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, SROCE_WIN_MIN, 65536);
+}
+
+static const struct kernel_param_ops sroce_max_unacked_ops = {
+	.set = sroce_max_unacked_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(max_unacked, &sroce_max_unacked_ops, &sroce_max_unacked,
+		0644);
+MODULE_PARM_DESC(max_unacked,
+		 "RC packets a device keeps unacknowledged, shared by its busy QPs (16-65536, default 512)");
+
+/**
+ * sroce_win_size - packets the requester may keep unacknowledged now
+ * @qp: an RC QP, with qp->lock held
+ *
+ * Return: its share of the device's window.
+ */
+u32 sroce_win_size(struct sroce_qp *qp)
+{
+	int busy = atomic_read(&to_sdev(qp->ibqp.device)->win_busy);
+
+	return max_t(u32, SROCE_WIN_MIN,
+		     READ_ONCE(sroce_max_unacked) / max(busy, 1));
+}
+
+/**
+ * sroce_win_busy - the QP has packets unacknowledged, or has none
+ * @qp: an RC QP, with qp->lock held
+ * @busy: true when it sends after it had nothing outstanding; false when
+ *	everything is acknowledged, or when the QP leaves its connection
+ *	(error, reset, destroy) with packets that will never be
+ */
+void sroce_win_busy(struct sroce_qp *qp, bool busy)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->win_busy == busy)
+		return;
+	qp->win_busy = busy;
+	if (busy)
+		atomic_inc(&sdev->win_busy);
+	else
+		atomic_dec(&sdev->win_busy);
+	trace_sroce_window(qp, busy, atomic_read(&sdev->win_busy));
+}
