@@ -83,7 +83,7 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	bool rc = ibqp->qp_type == IB_QPT_RC;
 	struct nlattr *nest;
 	u32 v[ARRAY_SIZE(name)];
-	int i;
+	unsigned int i;
 
 	spin_lock_bh(&qp->lock);
 	v[0] = qp->req.psn;

@@ -178,6 +178,8 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	flush_workqueue(sroce_free_wq);
 	/* Every QP left its groups when it was destroyed. */
 	WARN_ON(!list_empty(&sdev->mcg_list));
+	/* ... and gave back its share of the window (window.c). */
+	WARN_ON(atomic_read(&sdev->win_busy));
 	sroce_pool_destroy(&sdev->qp_pool);
 	sroce_pool_destroy(&sdev->mr_pool);
 	free_percpu(sdev->stats);
@@ -232,6 +234,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.query_qp = sroce_query_qp,
 	.query_srq = sroce_query_srq,
 	.reg_user_mr = sroce_reg_user_mr,
+	.rereg_user_mr = sroce_rereg_user_mr,
 	.req_notify_cq = sroce_req_notify_cq,
 	.resize_cq = sroce_resize_cq,
 

@@ -171,6 +171,47 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 }
 
 /**
+ * sroce_rereg_user_mr - change a user MR's translation, access or PD
+ * @ibmr: the MR
+ * @flags: IB_MR_REREG_TRANS, IB_MR_REREG_ACCESS, IB_MR_REREG_PD
+ * @start: with IB_MR_REREG_TRANS: the new user address
+ * @length: with IB_MR_REREG_TRANS: the new length
+ * @iova: with IB_MR_REREG_TRANS: the new address its users name it by
+ * @access: with IB_MR_REREG_ACCESS: the new IB_ACCESS_* flags
+ * @ibpd: the PD of the MR from now on (its own without IB_MR_REREG_PD)
+ * @udata: user data (none is expected)
+ *
+ * IBA 11.2.8, Reregister Memory Region: what is not changed is kept.
+ * The result is a new MR, with new keys (IBA 10.6.3.4), that ib_core puts
+ * in the old one's place; it then deregisters the old one, whose keys
+ * stop working for new accesses at once, while WRs and packets in flight
+ * that hold it finish on their own reference.  A new MR rather than an
+ * update in place: nothing that holds the old MR ever sees a translation
+ * change under it.  If the new registration fails, the old MR is left as
+ * it was.
+ *
+ * Return: the new MR, or ERR_PTR() as sroce_reg_user_mr().
+ */
+struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	/* Only memory registered from user space can be registered again. */
+	if (mr->kind != SROCE_MR_USER)
+		return ERR_PTR(-EINVAL);
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = mr->umem->address;
+		length = ibmr->length;
+		iova = ibmr->iova;
+	}
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	return sroce_reg_user_mr(ibpd, start, length, iova, access, udata);
+}
+
+/**
  * sroce_alloc_mr - allocate a fast-register MR (FRWR)
  * @ibpd: the PD
  * @type: only IB_MR_TYPE_MEM_REG

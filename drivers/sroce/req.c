@@ -15,12 +15,13 @@
 #include "sroce.h"
 #include "trace.h"
 
-#define SROCE_ACK_EVERY		32
 #define SROCE_REQ_BUDGET	64
 /*
  * A long RDMA READ is asked for in requests of at most this many response
- * packets, each a responder resource of its own: the unacknowledged
- * window then bounds read responses in flight as it bounds requests.
+ * packets, each a responder resource of its own: the window then bounds
+ * read responses in flight as it bounds requests (up to one chunk past
+ * it: the window is checked before a request, which takes the PSNs of
+ * all its responses).
  */
 #define SROCE_READ_CHUNK	64
 

@@ -954,6 +954,14 @@ enum ib_wc_status sroce_local_op(struct sroce_qp *qp,
 enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key);
 
 /* window.c - RC window control */
+/*
+ * The requester asks for an ACK at least every SROCE_ACK_EVERY packets,
+ * and a QP's share of the window is never below that: when the share
+ * shrinks under a QP, the packets it sent without asking for an ACK are
+ * fewer than its share, so it may still send the one that asks.
+ */
+#define SROCE_ACK_EVERY		32
+#define SROCE_WIN_MIN		SROCE_ACK_EVERY
 u32 sroce_win_size(struct sroce_qp *qp);
 void sroce_win_busy(struct sroce_qp *qp, bool busy);
 
@@ -998,6 +1006,9 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
 struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata);
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
 #endif /* SROCE_H */

@@ -14,19 +14,22 @@
  * that were never lost (half of what reached the peer were duplicates).
  *
  * So the window is the device's: max_unacked packets shared by the RC
- * QPs that have packets unacknowledged, at least SROCE_WIN_MIN each.  The
- * queue the QPs of a device build together is then no longer than the
- * one a single QP builds.  Per-QP delay measurements (a round trip or
- * the gap between ACKs against half the timeout) were tried first and
- * still timed out: on the emulated link both swing by a factor of four
- * from one round trip to the next.
+ * QPs that have packets unacknowledged, at least SROCE_WIN_MIN each.  Up
+ * to max_unacked / SROCE_WIN_MIN busy QPs, the queue they build together
+ * is no longer than the one a single QP builds, once the QPs that were
+ * there before a new one came have drained down to their new shares.
+ * Per-QP delay measurements (a round trip or the gap between ACKs against
+ * half the timeout) were tried first and still timed out: on the emulated
+ * link both swing by a factor of four from one round trip to the next.
+ *
+ * A QP holds its share while packets are unacknowledged, including while
+ * it waits out an RNR NAK, and, with no retry timer (timeout 0), after a
+ * loss until it leaves its connection.
  */
 #include <linux/moduleparam.h>
 
 #include "sroce.h"
 #include "trace.h"
-
-#define SROCE_WIN_MIN		16
 
 /*
  * The device's window.  It must cover the bandwidth-delay product of the
@@ -52,11 +55,11 @@ static const struct kernel_param_ops sroce_max_unacked_ops = {
 module_param_cb(max_unacked, &sroce_max_unacked_ops, &sroce_max_unacked,
 		0644);
 MODULE_PARM_DESC(max_unacked,
-		 "RC packets a device keeps unacknowledged, shared by its busy QPs (16-65536, default 512)");
+		 "RC packets a device keeps unacknowledged, shared by its busy QPs (32-65536, default 512)");
 
 /**
  * sroce_win_size - packets the requester may keep unacknowledged now
- * @qp: an RC QP, with qp->lock held
+ * @qp: an RC QP
  *
  * Return: its share of the device's window.
  */
@@ -70,22 +73,24 @@ u32 sroce_win_size(struct sroce_qp *qp)
 
 /**
  * sroce_win_busy - the QP has packets unacknowledged, or has none
- * @qp: an RC QP, with qp->lock held
- * @busy: true when it sends after it had nothing outstanding; false when
- *	everything is acknowledged, or when the QP leaves its connection
- *	(error, reset, destroy) with packets that will never be
+ * @qp: the QP, with qp->lock held
+ * @busy: true when an RC QP sends after it had nothing outstanding; false
+ *	when everything is acknowledged, or when the QP leaves its
+ *	connection (error, reset, destroy: any type) with packets that
+ *	will never be
  */
 void sroce_win_busy(struct sroce_qp *qp, bool busy)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	int nr;
 
 	lockdep_assert_held(&qp->lock);
 	if (qp->win_busy == busy)
 		return;
 	qp->win_busy = busy;
 	if (busy)
-		atomic_inc(&sdev->win_busy);
+		nr = atomic_inc_return(&sdev->win_busy);
 	else
-		atomic_dec(&sdev->win_busy);
-	trace_sroce_window(qp, busy, atomic_read(&sdev->win_busy));
+		nr = atomic_dec_return(&sdev->win_busy);
+	trace_sroce_window(qp, busy, nr);
 }

@@ -53,7 +53,9 @@ static int find_gid(struct ibv_context *ctx, union ibv_gid *gid)
 	return -1;
 }
 
-static int to_rts(struct ibv_qp *qp, int sgid_index, union ibv_gid *dgid)
+/* RESET to RTS, connected to QP @dqpn at @dgid. */
+static int to_rts_peer(struct ibv_qp *qp, uint32_t dqpn, int sgid_index,
+		       union ibv_gid *dgid)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT,
@@ -69,7 +71,7 @@ static int to_rts(struct ibv_qp *qp, int sgid_index, union ibv_gid *dgid)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = qp->qp_num;
+	a.dest_qp_num = dqpn;
 	a.rq_psn = 1;
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 12;
@@ -93,6 +95,12 @@ static int to_rts(struct ibv_qp *qp, int sgid_index, union ibv_gid *dgid)
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
 			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* RESET to RTS, connected to itself. */
+static int to_rts(struct ibv_qp *qp, int sgid_index, union ibv_gid *dgid)
+{
+	return to_rts_peer(qp, qp->qp_num, sgid_index, dgid);
 }
 
 /* Post @n receives to a QP in Error: each completes flushed at once. */
@@ -320,6 +328,130 @@ out:
 }
 
 /*
+ * One RDMA WRITE of @len bytes from (@lkey, @src) to (@rkey, @dst) between
+ * two fresh RC QPs of @pd connected to each other; the status of its
+ * completion (-1: none).  Two QPs: a QP connected to itself would flush
+ * the WRITE when its responder side fails it, before the NAK arrives.
+ * Fresh ones each time: a failed WRITE leaves both in Error.
+ */
+static int write_status(struct ibv_pd *pd, struct ibv_cq *cq, int sgid,
+			union ibv_gid *gid, uint32_t lkey, void *src,
+			uint32_t rkey, void *dst, uint32_t len)
+{
+	struct ibv_qp_init_attr qi = {
+		.qp_type = IBV_QPT_RC, .send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_sge sge = { (uintptr_t)src, len, lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 77, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { (uintptr_t)dst, rkey },
+	}, *bad;
+	struct ibv_qp *req, *resp;
+	struct ibv_wc wc;
+	int n = 0, tries;
+
+	req = ibv_create_qp(pd, &qi);
+	resp = ibv_create_qp(pd, &qi);
+	if (req && resp && !to_rts_peer(req, resp->qp_num, sgid, gid) &&
+	    !to_rts_peer(resp, req->qp_num, sgid, gid) &&
+	    !ibv_post_send(req, &wr, &bad))
+		for (tries = 0; !n && tries < 5000; tries++) {
+			n = ibv_poll_cq(cq, 1, &wc);
+			if (!n)
+				usleep(1000);
+		}
+	if (req)
+		ibv_destroy_qp(req);
+	if (resp)
+		ibv_destroy_qp(resp);
+	return n == 1 && wc.wr_id == 77 ? (int)wc.status : -1;
+}
+
+/*
+ * ibv_rereg_mr: a new translation, new access rights, a new PD; what is
+ * not changed is kept, the old keys stop working, and a failed
+ * re-registration leaves the MR as it was.
+ */
+static void rereg(struct ibv_context *ctx, struct ibv_pd *pd,
+		  struct ibv_cq *cq, int sgid, union ibv_gid *gid)
+{
+	static char src[4096], a[4096], b[4096];
+	struct ibv_mr *smr, *mr;
+	struct ibv_pd *pd2;
+	uint32_t old_rkey;
+	int rc, st;
+
+	smr = ibv_reg_mr(pd, src, sizeof(src), IBV_ACCESS_LOCAL_WRITE);
+	mr = ibv_reg_mr(pd, a, sizeof(a), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	pd2 = ibv_alloc_pd(ctx);
+	ok(smr && mr && pd2, "two MRs and a second PD for ibv_rereg_mr");
+	if (!smr || !mr || !pd2)
+		goto out;
+	memset(src, 0x3c, sizeof(src));
+	old_rkey = mr->rkey;
+
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, b,
+			  sizeof(b), 0);
+	ok(!rc && mr->addr == (void *)b && mr->length == sizeof(b) &&
+	   mr->rkey != old_rkey && mr->lkey == mr->rkey,
+	   "ibv_rereg_mr: new translation, new keys (%d)", rc);
+	st = write_status(pd, cq, sgid, gid, smr->lkey, src, mr->rkey, b, 512);
+	ok(st == IBV_WC_SUCCESS && b[0] == 0x3c && b[511] == 0x3c && !a[0],
+	   "a WRITE lands in the new memory, not the old (%d)", st);
+	st = write_status(pd, cq, sgid, gid, smr->lkey, src, old_rkey, a, 512);
+	ok(st == IBV_WC_REM_ACCESS_ERR && !a[0],
+	   "the old rkey no longer works (%d)", st);
+
+	errno = 0;
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+			  (void *)4096, 4096, 0);
+	ok(rc == IBV_REREG_MR_ERR_CMD && mr->addr == (void *)b,
+	   "ibv_rereg_mr to unmapped memory fails (%d, errno %d)", rc, errno);
+	st = write_status(pd, cq, sgid, gid, smr->lkey, src, mr->rkey, b, 512);
+	ok(st == IBV_WC_SUCCESS, "the MR still works after the failure (%d)",
+	   st);
+	rc = ibv_rereg_mr(mr, 0, NULL, NULL, 0, 0);
+	ok(rc == IBV_REREG_MR_ERR_CMD, "ibv_rereg_mr changing nothing: refused (%d)",
+	   rc);
+
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	ok(!rc && mr->addr == (void *)b,
+	   "ibv_rereg_mr: new access, the translation kept (%d)", rc);
+	st = write_status(pd, cq, sgid, gid, smr->lkey, src, mr->rkey, b, 512);
+	ok(st == IBV_WC_REM_ACCESS_ERR,
+	   "a WRITE to it without remote write access fails (%d)", st);
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			  IBV_ACCESS_REMOTE_WRITE);
+	ok(rc == IBV_REREG_MR_ERR_CMD,
+	   "remote write without local write is refused (%d)", rc);
+
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD |
+			  IBV_REREG_MR_CHANGE_ACCESS, pd2, NULL, 0,
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	ok(!rc && mr->pd == pd2, "ibv_rereg_mr: a new PD (%d)", rc);
+	st = write_status(pd, cq, sgid, gid, smr->lkey, src, mr->rkey, b, 512);
+	ok(st == IBV_WC_REM_ACCESS_ERR,
+	   "a QP of the old PD cannot use it (%d)", st);
+	st = write_status(pd2, cq, sgid, gid, mr->lkey, b, mr->rkey, b + 1024,
+			  512);
+	ok(st == IBV_WC_SUCCESS, "a QP of the new PD can (%d)", st);
+	errno = 0;
+	ok(ibv_dealloc_pd(pd2) == EBUSY, "the new PD is in use by the MR");
+out:
+	if (mr)
+		ok(!ibv_dereg_mr(mr), "ibv_dereg_mr after ibv_rereg_mr");
+	if (smr)
+		ibv_dereg_mr(smr);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+}
+
+/*
  * ibv_resize_cq with completions waiting (a mapped CQ moves them to its
  * new ring): up, then below the fill (EINVAL, IBA 11.2.9); every
  * completion polls once, in order.
@@ -456,6 +588,7 @@ int main(int argc, char **argv)
 
 	qp_ex_masks(ctx, pd, cq);
 	cq_ex(ctx, pd, mr, buf, sgid, &gid);
+	rereg(ctx, pd, cq, sgid, &gid);
 	qinit.send_cq = cq;
 	qinit.recv_cq = cq;
 	qinit.cap.max_send_wr = dattr.orig_attr.max_qp_wr + 1;

@@ -256,6 +256,26 @@ static struct ibv_mr *sroce_reg_mr(struct ibv_pd *pd, void *addr,
 	return &vmr->ibv_mr;
 }
 
+/*
+ * The kernel registers the memory again as a new MR with new keys (what
+ * is not changed is kept); libibverbs takes the keys from its answer and
+ * updates the rest of the ibv_mr itself.
+ */
+static int sroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			  void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+	int err;
+
+	err = ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+			       access, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err)
+		errno = err;
+	return err;
+}
+
 static int sroce_dereg_mr(struct verbs_mr *vmr)
 {
 	int err = ibv_cmd_dereg_mr(vmr);
@@ -1491,6 +1511,7 @@ static const struct verbs_context_ops sroce_ctx_ops = {
 	.query_qp = sroce_query_qp,
 	.query_srq = sroce_query_srq,
 	.reg_mr = sroce_reg_mr,
+	.rereg_mr = sroce_rereg_mr,
 	.req_notify_cq = ibv_cmd_req_notify_cq,
 	.resize_cq = sroce_resize_cq,
 };
