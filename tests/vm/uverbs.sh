@@ -4,7 +4,8 @@
 # timeout: 240
 #
 # User space through stock rdma-core and our provider: ibv_devices,
-# ibv_devinfo, and the objects test program (tests/user/objects.c).
+# ibv_devinfo, and the objects test program (tests/user/objects.c), with
+# mapped queues and again with none (SROCE_MAPPED=0).
 . tests/lib/vm.sh
 
 objects() { cat /sys/kernel/debug/sroce/objects; }
@@ -32,6 +33,13 @@ rc=$?
 relay_tap user /tmp/objects.tap
 ok "$rc" "user-space objects test exits 0"
 check "every object it made is gone" wait_for 30 output_is "$before" objects
+# Again with nothing mapped: every post, poll and extended-CQ poll through
+# the kernel's commands (what a provider of another ABI version gets).
+SROCE_MAPPED=0 timeout 60 "$SROCE_SRC/build/tests/sroce_objects" sroce0 > /tmp/objects0.tap 2>&1
+rc=$?
+relay_tap "user, unmapped" /tmp/objects0.tap
+ok "$rc" "user-space objects test, SROCE_MAPPED=0, exits 0"
+check "every object it made is gone (unmapped)" wait_for 30 output_is "$before" objects
 check "rdma link delete sroce0" rdma link delete sroce0
 check "rmmod sroce" rmmod sroce
 check "no leak reported at unload" bash -c "! dmesg | grep -q 'sroce: leak'"
