@@ -16,6 +16,7 @@
 #include <linux/if_arp.h>
 #include <linux/module.h>
 #include <linux/rtnetlink.h>
+#include <net/net_namespace.h>
 #include <rdma/rdma_netlink.h>
 
 #include "sroce.h"
@@ -67,7 +68,8 @@ static struct sroce_dev *sroce_get_by_netdev(const struct net_device *ndev)
  * Only one sroce device may use a netdev: the device owns the RoCEv2
  * traffic of that netdev, two could not tell whose a packet is.
  *
- * Return: 0, or -EEXIST (netdev taken), -EINVAL (not Ethernet), -ENODEV
+ * Return: 0, or -EEXIST (netdev taken), -EINVAL (not Ethernet),
+ * -EOPNOTSUPP (netdev outside the initial network namespace), -ENODEV
  * (netdev went away meanwhile), or an error from ib_core.
  */
 int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
@@ -79,6 +81,15 @@ int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
 		pr_err_ratelimited("sroce: %s is not an Ethernet device\n",
 				   ndev->name);
 		return -EINVAL;
+	}
+	/*
+	 * The RoCEv2 sockets are the initial namespace's (net.c): a netdev
+	 * of another namespace would send and never receive.
+	 */
+	if (!net_eq(dev_net(ndev), &init_net)) {
+		pr_err_ratelimited("sroce: %s is not in the initial network namespace\n",
+				   ndev->name);
+		return -EOPNOTSUPP;
 	}
 
 	sdev = ib_alloc_device(sroce_dev, ibdev);

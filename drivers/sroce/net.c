@@ -967,7 +967,8 @@ static void sroce_crc_free(void)
  * sroce_net_init - open the RoCEv2 UDP sockets
  *
  * Port 4791 is one per host: rdma_rxe, if loaded, holds it and we fail
- * with -EADDRINUSE (the two stacks take turns, see the admin guide).
+ * with -EADDRINUSE (the two stacks take turns, see the admin guide).  On
+ * a host with IPv6 disabled only the IPv4 socket is opened.
  *
  * Return: 0 or a negative error.
  */
@@ -993,6 +994,14 @@ int sroce_net_init(void)
 	}
 	sroce_sock4 = sock;
 	sock = sroce_sock_create(true);
+	if (PTR_ERR(sock) == -EAFNOSUPPORT) {
+		/*
+		 * IPv6 disabled (ipv6.disable=1): RoCEv2 over IPv4 only.  No
+		 * IPv6 GID appears, and sroce_route6() finds no route.
+		 */
+		pr_info("sroce: IPv6 is disabled: RoCEv2 over IPv4 only\n");
+		return 0;
+	}
 	if (IS_ERR(sock)) {
 		pr_err("sroce: cannot bind UDP port %d (IPv6): %ld\n",
 		       SROCE_UDP_PORT, PTR_ERR(sock));
@@ -1009,7 +1018,8 @@ void sroce_net_exit(void)
 {
 	cancel_work_sync(&sroce_loop_work);
 	skb_queue_purge(&sroce_loop_q);
-	udp_tunnel_sock_release(sroce_sock6);
+	if (sroce_sock6)
+		udp_tunnel_sock_release(sroce_sock6);
 	udp_tunnel_sock_release(sroce_sock4);
 	sroce_sock6 = NULL;
 	sroce_sock4 = NULL;

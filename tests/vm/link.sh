@@ -5,7 +5,7 @@
 #
 # Device life on one host: load/unload, rdma link add/delete, port state
 # from carrier, MTU, node GUID, GIDs from addresses, two devices, netdev
-# removal, rmmod with devices bound.
+# removal, a netdev of another namespace refused, rmmod with devices bound.
 . tests/lib/vm.sh
 
 ib=/sys/class/infiniband
@@ -48,6 +48,16 @@ check "GSI QP1 created by ib_mad on sroce0" \
 check_fails "a second device on eth0 is refused" rdma link add sroce9 type sroce netdev eth0
 check "the refused device does not exist" test ! -e $ib/sroce9
 check_fails "a device on lo is refused" rdma link add sroce9 type sroce netdev lo
+# The RoCEv2 sockets are the initial namespace's: a netdev of another
+# namespace would send and never receive, so it is refused, with a reason.
+ip netns add sroce-ns
+ip link add vn0 type veth peer name vn1 netns sroce-ns
+check_fails "a device on a netdev of another namespace is refused" \
+	ip netns exec sroce-ns rdma link add sroce9 type sroce netdev vn1
+check "the refused device does not exist" test ! -e $ib/sroce9
+check "the refusal says why" dmesg_has "sroce: vn1 is not in the initial network namespace"
+ip link del vn0
+ip netns del sroce-ns
 
 # A second device on a veth: carrier follows the peer.
 ip link add va type veth peer name vb
