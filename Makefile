@@ -102,6 +102,10 @@ $(BUILD)/tests/sroce_fuzz_verbs: tools/fuzz/fuzz-verbs.c
 
 $(PROVIDER): tools/lib/sroce.c tools/lib/verbs_provider.h include/uapi/rdma/sroce-abi.h
 	@mkdir -p $(BUILD)/lib
+	@grep -qa IBVERBS_PRIVATE_34 $(LIBDIR)/libibverbs.so 2>/dev/null || { \
+		echo "provider: $(LIBDIR)/libibverbs.so lacks the private provider" \
+		     "interface IBVERBS_PRIVATE_34 that tools/lib/verbs_provider.h" \
+		     "declares (rdma-core 44 has it); not built" >&2; exit 1; }
 	$(CC) $(PROVIDER_CFLAGS) -fPIC -shared -Iinclude/uapi \
 		-Wl,--no-undefined -Wl,-z,defs -o $@ tools/lib/sroce.c -libverbs
 	@echo "driver $(BUILD)/lib/libsroce" > $(BUILD)/lib/sroce.driver
@@ -257,6 +261,7 @@ install: modules provider
 	install -D -m 0644 $(PROVIDER) $(DESTDIR)$(LIBDIR)/libibverbs/libsroce-rdmav34.so
 	install -d $(DESTDIR)/etc/libibverbs.d
 	echo "driver sroce" > $(DESTDIR)/etc/libibverbs.d/sroce.driver
+	install -D -m 0644 Documentation/sroce.7 $(DESTDIR)/usr/share/man/man7/sroce.7
 
 clean:
 	$(MAKE) $(KBUILD_ARGS) clean

@@ -8,7 +8,8 @@
 # one tests/run prints; every test is described in testing.rst with its
 # number of VMs, and every program a description names is run by that
 # test; the debug lane's subsets are the ones the Makefile and .ci/run
-# use.  Runs on the host in a second; prints TAP.
+# use; the man page formats cleanly and names every counter, tracepoint
+# and module parameter.  Runs on the host in a second; prints TAP.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 
@@ -207,6 +208,19 @@ grep -q 'SROCE_ACCEL=kvm' README.md && grep -q 'SROCE_ACCEL=tcg' README.md || r=
 grep -qF '``# vm: accelerator tcg: <why>``' "$testing" || r=1
 grep -qF 'SROCE_ACCEL=kvm' "$testing" && grep -qF 'SROCE_ACCEL=tcg' "$testing" || r=1
 ok $r "SROCE_ACCEL and the accelerator line are documented as tools/vm/accel has them"
+
+# 10. The man page sroce(7): groff formats it without a warning, and it
+# names every counter, tracepoint and module parameter the driver has.
+man=Documentation/sroce.7
+r=0
+w=$(groff -man -Tutf8 -ww -z "$man" 2>&1) && [ -z "$w" ] || { r=1; echo "$w" | diag; }
+names=$(grep -oh '\.name = "[a-z_]*"' drivers/sroce/counters.c | cut -d'"' -f2
+	sed -n 's/^\(TRACE_EVENT\|DEFINE_EVENT\)(\([a-z_]*, \)\?\(sroce_[a-z_]*\).*/\3/p' drivers/sroce/trace.h
+	grep -oh 'module_param_cb(\([a-z_]*\)\|module_param(\([a-z_]*\)' drivers/sroce/*.c | sed 's/.*(//')
+for x in $names; do
+	grep -q "^\.B[R]* $x\b" "$man" || { r=1; echo "sroce.7 does not name $x" | diag; }
+done
+ok $r "sroce(7) formats cleanly and names every counter, tracepoint and module parameter ($(echo $names | wc -w))"
 
 echo "1..$n"
 [ "$fails" -eq 0 ]
