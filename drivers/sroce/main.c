@@ -124,13 +124,15 @@ int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
 	}
 
 	/*
-	 * The netdev may have started to unregister while we registered; its
-	 * NETDEV_UNREGISTER event could not see us yet.  RTNL orders us
+	 * The netdev may have started to unregister (or moved to another
+	 * namespace) while we registered; its NETDEV_UNREGISTER event could
+	 * not see us yet.  RTNL orders us
 	 * against the notifier: either it sees ->registered, or we see the
 	 * netdev is going and back out ourselves.
 	 */
 	rtnl_lock();
-	if (ndev->reg_state == NETREG_REGISTERED) {
+	if (ndev->reg_state == NETREG_REGISTERED &&
+	    net_eq(dev_net(ndev), &init_net)) {
 		spin_lock(&sroce_dev_lock);
 		sdev->registered = true;
 		spin_unlock(&sroce_dev_lock);

@@ -65,7 +65,8 @@ struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, bool remote,
 
 	if (!mr)
 		return NULL;
-	if (mr->ibmr.pd != qp->ibqp.pd) {
+	/* ib_uverbs_rereg_mr() may move the MR to another PD (WRITE_ONCE). */
+	if (READ_ONCE(mr->ibmr.pd) != qp->ibqp.pd) {
 		sroce_mr_put(mr);
 		return NULL;
 	}

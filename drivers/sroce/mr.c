@@ -120,6 +120,22 @@ static int sroce_mr_umem_pages(struct sroce_mr *mr, struct ib_umem *umem,
 #define SROCE_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
 
+/*
+ * The rights a user MR may have, without the optional flags (relaxed
+ * ordering) that may be ignored (IB_ACCESS_OPTIONAL).  IBA 10.6.3.1:
+ * remote write and remote atomic access need local write.
+ */
+static int sroce_mr_access_ok(int *access)
+{
+	*access &= ~IB_ACCESS_OPTIONAL;
+	if (*access & ~SROCE_MR_ACCESS)
+		return -EOPNOTSUPP;
+	if ((*access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(*access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+
 /**
  * sroce_reg_user_mr - register user memory
  * @ibpd: the PD
@@ -140,13 +156,9 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct sroce_mr *mr;
 	int err;
 
-	/* Optional flags (relaxed ordering) may be ignored (IB_ACCESS_OPTIONAL). */
-	access &= ~IB_ACCESS_OPTIONAL;
-	if (access & ~SROCE_MR_ACCESS)
-		return ERR_PTR(-EOPNOTSUPP);
-	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IB_ACCESS_LOCAL_WRITE))
-		return ERR_PTR(-EINVAL);
+	err = sroce_mr_access_ok(&access);
+	if (err)
+		return ERR_PTR(err);
 	if (!length || length > SROCE_MAX_MR_SIZE)
 		return ERR_PTR(-EINVAL);
 
@@ -182,32 +194,51 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
  * @udata: user data (none is expected)
  *
  * IBA 11.2.8, Reregister Memory Region: what is not changed is kept.
- * The result is a new MR, with new keys (IBA 10.6.3.4), that ib_core puts
- * in the old one's place; it then deregisters the old one, whose keys
- * stop working for new accesses at once, while WRs and packets in flight
- * that hold it finish on their own reference.  A new MR rather than an
- * update in place: nothing that holds the old MR ever sees a translation
- * change under it.  If the new registration fails, the old MR is left as
- * it was.
  *
- * Return: the new MR, or ERR_PTR() as sroce_reg_user_mr().
+ * New access rights or a new PD over the same pages change the MR in
+ * place: every access checks the rights again under mr->lock (mem.c), and
+ * ib_core moves the MR to the new PD itself when we return NULL.  Rights
+ * to write pages that were pinned without them are the exception: those
+ * pages may be shared copy-on-write (the zero page of untouched memory),
+ * so they are pinned again for writing, like a new translation.
+ *
+ * A new translation (or that exception) gives a new MR with new keys
+ * (IBA 10.6.3.4), which ib_core puts in the old one's place; it then
+ * deregisters the old one, whose keys stop working for new accesses at
+ * once, while WRs and packets in flight that hold it finish on their own
+ * reference: nothing that holds an MR ever sees its translation change.
+ * If the new registration fails, the old MR is left as it was.
+ *
+ * Return: NULL (changed in place), the new MR, or ERR_PTR().
  */
 struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 iova, int access,
 				  struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct sroce_mr *mr = to_smr(ibmr);
+	unsigned long irqflags;
+	int err;
 
 	/* Only memory registered from user space can be registered again. */
 	if (mr->kind != SROCE_MR_USER)
 		return ERR_PTR(-EINVAL);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	err = sroce_mr_access_ok(&access);
+	if (err)
+		return ERR_PTR(err);
+	if (!(flags & IB_MR_REREG_TRANS) &&
+	    (mr->umem->writable || !(access & IB_ACCESS_LOCAL_WRITE))) {
+		spin_lock_irqsave(&mr->lock, irqflags);
+		mr->access = access;
+		spin_unlock_irqrestore(&mr->lock, irqflags);
+		return NULL;
+	}
 	if (!(flags & IB_MR_REREG_TRANS)) {
 		start = mr->umem->address;
 		length = ibmr->length;
 		iova = ibmr->iova;
 	}
-	if (!(flags & IB_MR_REREG_ACCESS))
-		access = mr->access;
 	return sroce_reg_user_mr(ibpd, start, length, iova, access, udata);
 }
 

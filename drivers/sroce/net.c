@@ -725,6 +725,9 @@ static struct sroce_dev *sroce_rcv_dev(struct sk_buff *skb, bool ipv4)
 	struct ib_device *ibdev;
 
 	if (ndev->flags & IFF_LOOPBACK) {
+		/* IPv6 disabled: its address lists do not exist. */
+		if (!ipv4 && !sroce_sock6)
+			return NULL;
 		if (ipv4)
 			ndev = __ip_dev_find(dev_net(ndev), ip_hdr(skb)->daddr,
 					     false);
@@ -996,8 +999,10 @@ int sroce_net_init(void)
 	sock = sroce_sock_create(true);
 	if (PTR_ERR(sock) == -EAFNOSUPPORT) {
 		/*
-		 * IPv6 disabled (ipv6.disable=1): RoCEv2 over IPv4 only.  No
-		 * IPv6 GID appears, and sroce_route6() finds no route.
+		 * IPv6 disabled (ipv6.disable=1): RoCEv2 over IPv4 only.  The
+		 * default link-local GID ib_core adds still appears; a QP
+		 * that uses it finds no route (sroce_route6()), its packets
+		 * count as tx_errors, and it ends in retry exceeded.
 		 */
 		pr_info("sroce: IPv6 is disabled: RoCEv2 over IPv4 only\n");
 		return 0;

@@ -378,8 +378,8 @@ static int write_status(struct ibv_pd *pd, struct ibv_cq *cq, int sgid,
 static void rereg(struct ibv_context *ctx, struct ibv_pd *pd,
 		  struct ibv_cq *cq, int sgid, union ibv_gid *gid)
 {
-	static char src[4096], a[4096], b[4096];
-	struct ibv_mr *smr, *mr;
+	static char src[4096], a[4096], b[4096], z[3 * 4096];
+	struct ibv_mr *smr, *mr, *rmr;
 	struct ibv_pd *pd2;
 	uint32_t old_rkey;
 	int rc, st;
@@ -418,10 +418,12 @@ static void rereg(struct ibv_context *ctx, struct ibv_pd *pd,
 	ok(rc == IBV_REREG_MR_ERR_CMD, "ibv_rereg_mr changing nothing: refused (%d)",
 	   rc);
 
+	old_rkey = mr->rkey;
 	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
 			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
-	ok(!rc && mr->addr == (void *)b,
-	   "ibv_rereg_mr: new access, the translation kept (%d)", rc);
+	ok(!rc && mr->addr == (void *)b && mr->rkey == old_rkey,
+	   "ibv_rereg_mr: new access in place, translation and keys kept (%d)",
+	   rc);
 	st = write_status(pd, cq, sgid, gid, smr->lkey, src, mr->rkey, b, 512);
 	ok(st == IBV_WC_REM_ACCESS_ERR,
 	   "a WRITE to it without remote write access fails (%d)", st);
@@ -442,6 +444,27 @@ static void rereg(struct ibv_context *ctx, struct ibv_pd *pd,
 	ok(st == IBV_WC_SUCCESS, "a QP of the new PD can (%d)", st);
 	errno = 0;
 	ok(ibv_dealloc_pd(pd2) == EBUSY, "the new PD is in use by the MR");
+
+	/*
+	 * Write access to memory registered read-only and never touched:
+	 * its pages may be the shared zero page; the kernel must pin them
+	 * again for writing (a new MR), not just allow the write.
+	 */
+	rmr = ibv_reg_mr(pd, z, sizeof(z), 0);
+	ok(rmr != NULL, "a read-only MR over untouched memory");
+	if (rmr) {
+		old_rkey = rmr->rkey;
+		rc = ibv_rereg_mr(rmr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				  IBV_ACCESS_LOCAL_WRITE |
+				  IBV_ACCESS_REMOTE_WRITE);
+		ok(!rc && rmr->rkey != old_rkey,
+		   "ibv_rereg_mr to writable: pinned again, new keys (%d)", rc);
+		st = write_status(pd, cq, sgid, gid, smr->lkey, src, rmr->rkey,
+				  z + 4096, 512);
+		ok(st == IBV_WC_SUCCESS && z[4096] == 0x3c && z[4096 + 511] == 0x3c,
+		   "a WRITE to it lands in the process's memory (%d)", st);
+		ok(!ibv_dereg_mr(rmr), "ibv_dereg_mr of it");
+	}
 out:
 	if (mr)
 		ok(!ibv_dereg_mr(mr), "ibv_dereg_mr after ibv_rereg_mr");

@@ -6,8 +6,10 @@
 #
 # A host with IPv6 disabled on the kernel command line (ipv6.disable=1,
 # common on servers): sroce loads with a UDP 4791 socket for IPv4 only,
-# says so, offers the IPv4 GID only, and RC and UD traffic over it works
-# (loopback: client and server on the one device); unload is clean.
+# says so, has no GID for the IPv6 address the guest could not add (ib_core
+# still adds the default link-local GID), and RC and UD traffic over the
+# IPv4 GID works (loopback: client and server on the one device); unload
+# is clean.
 . tests/lib/vm.sh
 
 objects() { cat /sys/kernel/debug/sroce/objects; }
