@@ -77,7 +77,8 @@ modules:
 
 provider: $(PROVIDER) $(BUILD)/tests/sroce_objects $(BUILD)/tests/sroce_integrity \
 	$(BUILD)/tests/sroce_wire_target \
-	$(BUILD)/tests/sroce_hostile $(BUILD)/tests/sroce_fuzz_verbs
+	$(BUILD)/tests/sroce_hostile $(BUILD)/tests/sroce_fuzz_verbs \
+	$(BUILD)/tests/sroce_orphan
 
 # User-space test programs (libibverbs), run inside the VMs.
 $(BUILD)/tests/sroce_objects: tests/user/objects.c
@@ -85,6 +86,10 @@ $(BUILD)/tests/sroce_objects: tests/user/objects.c
 	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
 
 $(BUILD)/tests/sroce_integrity: tests/user/integrity.c
+	@mkdir -p $(BUILD)/tests
+	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
+
+$(BUILD)/tests/sroce_orphan: tests/user/orphan.c
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
 

@@ -42,6 +42,19 @@ int sroce_active_mtu(const struct net_device *ndev)
 }
 
 /**
+ * sroce_port_mtu - the port's active MTU in bytes, now
+ * @sdev: the device
+ *
+ * Return: the MTU, or 0 when the netdev cannot carry IB_MTU_256.
+ */
+u32 sroce_port_mtu(struct sroce_dev *sdev)
+{
+	int mtu = sroce_active_mtu(sdev->ndev);
+
+	return mtu ? ib_mtu_enum_to_int(mtu) : 0;
+}
+
+/**
  * sroce_port_event - tell ib_core when the port state changed
  * @sdev: the device
  *
@@ -166,6 +179,20 @@ static void sroce_dealloc_ucontext(struct ib_ucontext *ibuc)
 	sroce_live_dec(SROCE_OBJ_UCTX);
 }
 
+/*
+ * ib_device_ops.disassociate_ucontext: the device goes (rdma link delete,
+ * netdev removal, rmmod) while a process still holds @ibuc.  Having this op
+ * tells ib_core not to wait for the process to close its uverbs file: it
+ * destroys every object of the context now, sends IB_EVENT_DEVICE_FATAL
+ * and fails later commands with EIO.  Nothing is left for us to undo: the
+ * objects' destroy ops stopped the engine and removed their mmap entries.
+ * A ring the process still maps keeps its pages (remap_vmalloc_range()
+ * holds a reference on each, see mmap.c) and is never written again.
+ */
+static void sroce_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
 /* ib_core's last call into a device: undo what sroce_add_link() built. */
 static void sroce_dealloc_driver(struct ib_device *ibdev)
 {
@@ -212,6 +239,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.destroy_qp = sroce_destroy_qp,
 	.destroy_srq = sroce_destroy_srq,
 	.detach_mcast = sroce_detach_mcast,
+	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.get_dev_fw_str = sroce_get_dev_fw_str,
 	.fill_res_qp_entry = sroce_fill_res_qp_entry,
 	.get_dma_mr = sroce_get_dma_mr,

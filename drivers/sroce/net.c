@@ -548,6 +548,18 @@ static int sroce_xmit_send(struct sroce_dev *sdev, struct sk_buff *skb)
 	struct net_device *ndev = sdev->ndev;
 	int err;
 
+	/*
+	 * A frame larger than the bound netdev carries now (its MTU shrank
+	 * after the QP's path MTU was set) is lost here and counted, also on
+	 * the loopback path, as IP would drop it with DF set.  RC and UC keep
+	 * the path MTU the consumer gave them (IBA 11.2.4.2): an RC QP
+	 * retries and completes with IB_WC_RETRY_EXC_ERR.
+	 */
+	if (unlikely(skb->len > READ_ONCE(ndev->mtu))) {
+		kfree_skb(skb);
+		sroce_count(sdev, SROCE_CNT_TX_ERR);
+		return -EMSGSIZE;
+	}
 	if (skb_dst(skb)->dev->flags & IFF_LOOPBACK) {
 		/*
 		 * Bounded like a device queue: a sender faster than the work

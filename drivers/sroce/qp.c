@@ -369,7 +369,7 @@ static void sroce_qp_engine_attr(struct sroce_qp *qp, int mask,
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 
 	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)
-		qp->mtu = ib_mtu_enum_to_int(sroce_active_mtu(sdev->ndev));
+		qp->mtu = sroce_port_mtu(sdev);	/* and again per WQE */
 	else if (mask & IB_QP_PATH_MTU)
 		qp->mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
 	if (!qp->mtu)

@@ -379,11 +379,20 @@ static bool sroce_req_start(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 			return true;
 		}
 	}
-	if ((qp->ibqp.qp_type == IB_QPT_UD ||
-	     qp->ibqp.qp_type == IB_QPT_GSI) && wqe->length > qp->mtu) {
-		wqe->status = IB_WC_LOC_LEN_ERR;	/* IBA 9.8.3.1 */
-		wqe->state = SROCE_WQE_DONE;
-		return true;
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
+		/*
+		 * A datagram is one packet of at most the port's MTU as it is
+		 * now, not as it was when the QP was modified: the netdev's
+		 * MTU may have changed since (IBA 9.8.3.1).
+		 */
+		u32 mtu = sroce_port_mtu(to_sdev(qp->ibqp.device));
+
+		if (!mtu || wqe->length > mtu) {
+			wqe->status = IB_WC_LOC_LEN_ERR;
+			wqe->state = SROCE_WQE_DONE;
+			return true;
+		}
+		qp->mtu = mtu;
 	}
 	wqe->first_psn = qp->req.psn;
 	wqe->npkts = sroce_wqe_npkts(qp, wqe);

@@ -768,6 +768,7 @@ void sroce_init_device(struct sroce_dev *sdev);
 int sroce_register_device(struct sroce_dev *sdev, const char *name);
 void sroce_port_event(struct sroce_dev *sdev);
 int sroce_active_mtu(const struct net_device *ndev);
+u32 sroce_port_mtu(struct sroce_dev *sdev);
 
 /* pool.c - lifetime layer */
 void sroce_pool_init(struct sroce_pool *pool, u32 min, u32 max, u32 count,

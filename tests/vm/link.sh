@@ -1,11 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # vms: 1
-# timeout: 240
+# timeout: 420
 #
 # Device life on one host: load/unload, rdma link add/delete, port state
 # from carrier, MTU, node GUID, GIDs from addresses, two devices, netdev
-# removal, a netdev of another namespace refused, rmmod with devices bound.
+# removal, a netdev of another namespace refused, rmmod with devices bound,
+# RC and UD QPs when the netdev's MTU shrinks under them.
 . tests/lib/vm.sh
 
 ib=/sys/class/infiniband
@@ -82,6 +83,68 @@ ip link set va mtu 4200
 check "MTU 4200 -> active MTU 4096" wait_for 5 dmesg_has "sroce1: port 1 ACTIVE, active MTU 4096, on va"
 ip link set va mtu 4187
 check "MTU 4187 -> active MTU 2048 (headers do not fit)" wait_for 5 dmesg_has "sroce1: port 1 ACTIVE, active MTU 2048, on va"
+
+# QPs made before the netdev's MTU changed (admin-guide.rst, "Port"): an
+# RC QP keeps its path MTU, and once that no longer fits, its packets are
+# lost (tx_errors) and it fails with retry exceeded (IBV_WC_RETRY_EXC_ERR,
+# status 12); a UD send is checked against the MTU of now (status 1,
+# IBV_WC_LOC_LEN_ERR).  A new QP takes the new MTU and works.
+stat1() { rdma statistic show link sroce1/1 | tr -s ' ' '\n' | awk -v k="$1" '$0 == k { getline; print }'; }
+moved() { [ "$(stat1 tx_packets)" -gt $((tx0 + 100)) ]; }
+# pair PORT PERFTEST-ARGS...: a loopback pair on va, moving data (pids in
+# srv, cli; outputs /tmp/pair.srv, /tmp/pair.cli).  pair and client_fails
+# keep state in this shell: not under check, which runs a subshell.
+pair() {
+	local p=$1
+	shift
+	tx0=$(stat1 tx_packets)
+	timeout -s KILL 120 "$@" -d sroce1 -x "$g1" -F -p "$p" > /tmp/pair.srv 2>&1 &
+	srv=$!
+	wait_for 60 listening "$p" || return 1
+	timeout -s KILL 120 "$@" -d sroce1 -x "$g1" -F -p "$p" 10.79.0.1 > /tmp/pair.cli 2>&1 &
+	cli=$!
+	wait_for 60 moved
+}
+# client_fails STATUS: the client ended within 60 s, with a completion of
+# that status.
+client_fails() {
+	wait_for 60 not kill -0 "$cli" || return 1
+	wait "$cli"
+	[ $? -ne 0 ] && grep -q "Failed status $1:" /tmp/pair.cli && return 0
+	sed 's/^/# client: /' /tmp/pair.cli | tail -n 8
+	return 1
+}
+unpair() { kill -9 "$srv" "$cli" 2>/dev/null; pkill -9 -x ib_write_bw; pkill -9 -x ib_send_bw; wait "$srv" "$cli" 2>/dev/null; }
+works1() {
+	timeout 120 ib_write_bw -d sroce1 -x "$g1" -F -s 65536 -n 100 -p 18603 > /tmp/n.srv 2>&1 &
+	wait_for 60 listening 18603 || return 1
+	timeout 120 ib_write_bw -d sroce1 -x "$g1" -F -s 65536 -n 100 -p 18603 10.79.0.1 > /tmp/n.cli 2>&1 &&
+		wait $!
+}
+mtu_is() { dmesg | grep "sroce1: port 1" | tail -n 1 | grep -q "active MTU $1,"; }
+ip link set va mtu 4200
+check "MTU 4200 again -> active MTU 4096" wait_for 5 mtu_is 4096
+ip addr add 10.79.0.1/24 dev va
+check "sroce1 has the GID of 10.79.0.1" wait_for 10 sroce_gid "$(gid4_tail 10.79.0.1)" sroce1
+g1=$(sroce_gid "$(gid4_tail 10.79.0.1)" sroce1)
+pair 18601 ib_write_bw -m 4096 -s 65536 -D 60
+ok $? "RC ib_write_bw at path MTU 4096 moves data"
+err0=$(stat1 tx_errors)
+ip link set va mtu 1500
+check "netdev MTU 1500 -> active MTU 1024" wait_for 5 mtu_is 1024
+client_fails 12
+ok $? "the RC QP of path MTU 4096 fails with retry exceeded"
+check "... its packets counted as tx_errors" test "$(stat1 tx_errors)" -gt "$err0"
+unpair
+ip link set va mtu 4200
+check "MTU 4200 -> active MTU 4096" wait_for 5 mtu_is 4096
+pair 18602 ib_send_bw -c UD -s 2048 -D 60
+ok $? "UD ib_send_bw of 2048 bytes moves data"
+ip link set va mtu 1500
+client_fails 1
+ok $? "a UD send of 2048 bytes after the MTU went to 1024 fails (LOC_LEN_ERR)"
+unpair
+check "a new RC QP takes the new MTU and works" works1
 check "netdev removal removes its device" bash -c "ip link del va && true"
 check "sroce1 gone" wait_for 10 test ! -e $ib/sroce1
 check "rdma link delete sroce0" rdma link delete sroce0

@@ -8,8 +8,12 @@
 # cut by SIGKILL of a perftest process, carrier down and up, rdma link
 # delete, rmmod, and rdma link delete under NVMe-oF I/O.  Every step must
 # end within its bound, every object must be gone, and the device must
-# carry traffic again afterwards.  make check runs one cycle of each;
-# make teardown runs SROCE_ARG_CYCLES of them.
+# carry traffic again afterwards.  The device's removal never waits for
+# the processes that use it (sroce_disassociate_ucontext()): sroce_orphan
+# holds a context, objects and mapped rings while rdma link delete, rmmod
+# and the removal of the netdev run, then checks what it is left with.
+# make check runs one cycle of each; make teardown runs SROCE_ARG_CYCLES
+# of them.
 . tests/lib/vm.sh
 . tests/lib/nvmeof.sh
 
@@ -31,6 +35,15 @@ objects_back() {
 	echo "now: $(objects | tr '\n' ' ')"
 	ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c uverbs | sed 's/^/uverbs files open: /'
 	return 1
+}
+
+# veth_up: sroce1 on sro0, one end of a veth pair, with its IPv4 GID.
+veth_up() {
+	ip link add sro0 type veth peer name sro1 &&
+		ip addr add 10.78.0.1/24 dev sro0 &&
+		ip link set sro0 up && ip link set sro1 up &&
+		rdma link add sroce1 type sroce netdev sro0 &&
+		wait_for 10 sroce_gid "$(gid4_tail 10.78.0.1)" sroce1
 }
 
 # moving: the device sent 200 more packets than when traffic started.
@@ -77,15 +90,46 @@ works() {
 		wait $!
 }
 
-# bounded CMD...: CMD in the background, done within 120 s after the
-# perftest processes are killed (it may wait for their files to close).
-bounded() {
-	"$@" > /tmp/bounded.out 2>&1 &
-	local pid=$!
+# running CMD...: CMD ends within 60 s while the perftest processes still
+# hold their contexts; then they are killed.
+running() {
+	local rc
+	timeout 60 "$@" > /tmp/running.out 2>&1
+	rc=$?
+	pgrep -x ib_write_bw > /dev/null || diag "perftest had ended by itself"
 	stop
-	wait_for 120 bash -c "! kill -0 $pid 2>/dev/null" || { kill -9 "$pid"; return 1; }
-	wait "$pid"
+	return "$rc"
 }
+
+# orphan_start DEV: sroce_orphan holds DEV until orphan_end (not in a
+# subshell: check would close fd 7, which tells it to go on).
+orphan_start() {
+	rm -f /tmp/orphan.in
+	mkfifo /tmp/orphan.in
+	RDMAV_ALLOW_DISASSOC_DESTROY=1 timeout -s KILL 300 \
+		"$SROCE_SRC/build/tests/sroce_orphan" "$1" \
+		< /tmp/orphan.in > /tmp/orphan.tap 2>&1 &
+	orphan=$!
+	exec 7> /tmp/orphan.in
+	wait_for 60 grep -q '^# ready' /tmp/orphan.tap
+}
+
+# orphan_alive: sroce_orphan still waits (the removal did not wait for it).
+orphan_alive() { kill -0 "$orphan" && ! grep -q '^1\.\.' /tmp/orphan.tap; }
+
+# orphan_end NAME: let sroce_orphan check what it was left with.
+orphan_end() {
+	local rc
+	echo go >&7
+	exec 7>&-
+	wait "$orphan"
+	rc=$?
+	relay_tap "$1" /tmp/orphan.tap
+	ok "$rc" "$1: sroce_orphan exits 0"
+}
+
+# no_objects: nothing of a removed device is left.
+no_objects() { ! grep -v ' 0$' /sys/kernel/debug/sroce/objects; }
 
 check "rdma link add sroce0" up
 base=$(objects)
@@ -112,15 +156,42 @@ for ((c = 1; c <= cycles; c++)); do
 	check "$c: after carrier down/up, the device works" works
 
 	traffic
-	check "$c: rdma link delete mid-transfer ends once the processes die" \
-		bounded rdma link delete sroce0
+	check "$c: rdma link delete mid-transfer ends while perftest runs" \
+		running rdma link delete sroce0
 	check "$c: rdma link add again" up
 
 	traffic
-	check "$c: rdma link delete + rmmod mid-transfer end once the processes die" \
-		bounded bash -c "rdma link delete sroce0 && rmmod sroce"
+	check "$c: rdma link delete + rmmod mid-transfer end while perftest runs" \
+		running bash -c "rdma link delete sroce0 && rmmod sroce"
 	check "$c: modprobe and rdma link add again" up
 	check "$c: after rmmod, the device works" works
+	base=$(objects)
+
+	# A process that holds the device and does not go.
+	orphan_start sroce0
+	ok $? "$c: sroce_orphan holds sroce0"
+	check "$c: rdma link delete with a process holding sroce0 ends" \
+		timeout 60 rdma link delete sroce0
+	check "$c: ... and the process is still there" orphan_alive
+	check "$c: every object of the removed device is gone" wait_for 30 no_objects
+	orphan_end "$c: link delete"
+	check "$c: rdma link add again" up
+	orphan_start sroce0
+	ok $? "$c: sroce_orphan holds sroce0"
+	check "$c: rdma link delete + rmmod with a process holding sroce0 end" \
+		timeout 60 bash -c "rdma link delete sroce0 && rmmod sroce"
+	check "$c: ... and the process is still there" orphan_alive
+	orphan_end "$c: rmmod"
+	check "$c: modprobe and rdma link add again" up
+	check "$c: a veth pair with sroce1 on one end" veth_up
+	orphan_start sroce1
+	ok $? "$c: sroce_orphan holds sroce1"
+	check "$c: removing the netdev under sroce1 ends" \
+		timeout 60 ip link del sro0
+	check "$c: sroce1 is gone" wait_for 30 not test -e /sys/class/infiniband/sroce1
+	check "$c: ... and the process is still there" orphan_alive
+	orphan_end "$c: netdev removal"
+	check "$c: after the removals, sroce0 works" works
 	base=$(objects)
 
 	# NVMe-oF: the device removed under the ULPs' I/O.
