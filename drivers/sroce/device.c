@@ -213,6 +213,8 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	sroce_forget_device(sdev);
 	dev_put(sdev->ndev);
 	sroce_live_dec(SROCE_OBJ_DEV);
+	/* The last device closes UDP 4791 (net.c). */
+	sroce_sock_put();
 }
 
 static const struct ib_device_ops sroce_dev_ops = {

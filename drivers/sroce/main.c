@@ -69,8 +69,9 @@ static struct sroce_dev *sroce_get_by_netdev(const struct net_device *ndev)
  * traffic of that netdev, two could not tell whose a packet is.
  *
  * Return: 0, or -EEXIST (netdev taken), -EINVAL (not Ethernet),
- * -EOPNOTSUPP (netdev outside the initial network namespace), -ENODEV
- * (netdev went away meanwhile), or an error from ib_core.
+ * -EOPNOTSUPP (netdev outside the initial network namespace),
+ * -EADDRINUSE (another RoCE stack has UDP 4791), -ENODEV (netdev went
+ * away meanwhile), or an error from ib_core.
  */
 int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
 {
@@ -92,9 +93,15 @@ int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
 		return -EOPNOTSUPP;
 	}
 
+	/* UDP 4791, opened by the first device; dealloc_driver puts it. */
+	err = sroce_sock_get();
+	if (err)
+		return err;
 	sdev = ib_alloc_device(sroce_dev, ibdev);
-	if (!sdev)
+	if (!sdev) {
+		sroce_sock_put();
 		return -ENOMEM;
+	}
 	/*
 	 * Our own reference: sysfs may query the port while the device
 	 * unregisters, after ib_core let go of the netdev.  The netdev's
@@ -301,7 +308,7 @@ static void __exit sroce_exit(void)
 	unregister_netdevice_notifier(&sroce_netdev_nb);
 	sroce_unregister_all();
 	debugfs_remove_recursive(sroce_debugfs);
-	/* No device, so no QP: nothing queues work or finds the sockets. */
+	/* No device, so no QP and no socket: nothing queues work. */
 	sroce_net_exit();
 	sroce_resp_exit();
 	destroy_workqueue(sroce_wq);

@@ -35,6 +35,7 @@
 #include "sroce.h"
 #include "trace.h"
 
+/* Open while a device exists (sroce_sock_get()); NULL otherwise. */
 static struct socket *sroce_sock4;
 static struct socket *sroce_sock6;
 
@@ -422,14 +423,15 @@ static struct dst_entry *sroce_route6(struct net_device *ndev,
 		.flowi6_oif = ndev->ifindex,
 		.flowi6_proto = IPPROTO_UDP,
 	};
+	struct socket *sock = READ_ONCE(sroce_sock6);
 	struct dst_entry *dst;
 
-	if (!sroce_sock6)
+	if (!sock)	/* IPv6 disabled */
 		return NULL;
 	memcpy(&fl.saddr, av->sgid.raw, 16);
 	memcpy(&fl.daddr, av->dgid.raw, 16);
-	dst = ipv6_stub->ipv6_dst_lookup_flow(dev_net(ndev), sroce_sock6->sk,
-					      &fl, NULL);
+	dst = ipv6_stub->ipv6_dst_lookup_flow(dev_net(ndev), sock->sk, &fl,
+					      NULL);
 	if (IS_ERR(dst))
 		return NULL;
 	if (dst->error) {
@@ -576,9 +578,11 @@ static int sroce_xmit_send(struct sroce_dev *sdev, struct sk_buff *skb)
 		return 0;
 	}
 	if (skb->protocol == htons(ETH_P_IP))
-		err = ip_local_out(dev_net(ndev), sroce_sock4->sk, skb);
+		err = ip_local_out(dev_net(ndev), READ_ONCE(sroce_sock4)->sk,
+				   skb);
 	else
-		err = ip6_local_out(dev_net(ndev), sroce_sock6->sk, skb);
+		err = ip6_local_out(dev_net(ndev), READ_ONCE(sroce_sock6)->sk,
+				    skb);
 	if (unlikely(net_xmit_eval(err))) {
 		sroce_count(sdev, SROCE_CNT_TX_ERR);
 		return -EAGAIN;
@@ -738,7 +742,7 @@ static struct sroce_dev *sroce_rcv_dev(struct sk_buff *skb, bool ipv4)
 
 	if (ndev->flags & IFF_LOOPBACK) {
 		/* IPv6 disabled: its address lists do not exist. */
-		if (!ipv4 && !sroce_sock6)
+		if (!ipv4 && !ipv6_mod_enabled())
 			return NULL;
 		if (ipv4)
 			ndev = __ip_dev_find(dev_net(ndev), ip_hdr(skb)->daddr,
@@ -978,19 +982,99 @@ static void sroce_crc_free(void)
 	sroce_crc_tfm = NULL;
 }
 
-/**
- * sroce_net_init - open the RoCEv2 UDP sockets
- *
- * Port 4791 is one per host: rdma_rxe, if loaded, holds it and we fail
- * with -EADDRINUSE (the two stacks take turns, see the admin guide).  On
- * a host with IPv6 disabled only the IPv4 socket is opened.
- *
- * Return: 0 or a negative error.
+/*
+ * The RoCEv2 sockets (UDP 4791, IPv4 and IPv6) are open while at least one
+ * sroce device exists: the port is one per host, and rdma_rxe opens it when
+ * it loads.  So either stack can be loaded while the other is, and the one
+ * that creates a device second is told why it cannot.
  */
-int sroce_net_init(void)
+static DEFINE_MUTEX(sroce_sock_mutex);
+static unsigned int sroce_sock_users;	/* devices; under sroce_sock_mutex */
+
+static int sroce_sock_open(void)
 {
 	struct socket *sock;
 
+	sock = sroce_sock_create(false);
+	if (IS_ERR(sock)) {
+		pr_err_ratelimited("sroce: cannot bind UDP port %d (IPv4): %ld%s\n",
+				   SROCE_UDP_PORT, PTR_ERR(sock),
+				   PTR_ERR(sock) == -EADDRINUSE ?
+				   ", another RoCE stack (rdma_rxe?) holds it" : "");
+		return PTR_ERR(sock);
+	}
+	WRITE_ONCE(sroce_sock4, sock);
+	sock = sroce_sock_create(true);
+	if (PTR_ERR(sock) == -EAFNOSUPPORT) {
+		/*
+		 * IPv6 disabled (ipv6.disable=1): RoCEv2 over IPv4 only.  The
+		 * default link-local GID ib_core adds still appears; a QP
+		 * that uses it finds no route (sroce_route6()), its packets
+		 * count as tx_errors, and it ends in retry exceeded.
+		 */
+		pr_info_once("sroce: IPv6 is disabled: RoCEv2 over IPv4 only\n");
+		return 0;
+	}
+	if (IS_ERR(sock)) {
+		pr_err_ratelimited("sroce: cannot bind UDP port %d (IPv6): %ld%s\n",
+				   SROCE_UDP_PORT, PTR_ERR(sock),
+				   PTR_ERR(sock) == -EADDRINUSE ?
+				   ", another RoCE stack (rdma_rxe?) holds it" : "");
+		udp_tunnel_sock_release(sroce_sock4);
+		WRITE_ONCE(sroce_sock4, NULL);
+		return PTR_ERR(sock);
+	}
+	WRITE_ONCE(sroce_sock6, sock);
+	return 0;
+}
+
+/**
+ * sroce_sock_get - the RoCEv2 sockets, for one more device
+ *
+ * The first device opens them.  Each device holds them from before it
+ * registers until its dealloc_driver op (sroce_sock_put()), so a device
+ * that can send or receive always finds them.
+ *
+ * Return: 0, -EADDRINUSE (another stack, rdma_rxe, has UDP 4791), or
+ * another error from the socket layer.
+ */
+int sroce_sock_get(void)
+{
+	int err = 0;
+
+	mutex_lock(&sroce_sock_mutex);
+	if (!sroce_sock_users)
+		err = sroce_sock_open();
+	if (!err)
+		sroce_sock_users++;
+	mutex_unlock(&sroce_sock_mutex);
+	return err;
+}
+
+/* The last device is gone: no QP is left to send, close the sockets. */
+void sroce_sock_put(void)
+{
+	mutex_lock(&sroce_sock_mutex);
+	if (!WARN_ON(!sroce_sock_users) && !--sroce_sock_users) {
+		if (sroce_sock6)
+			udp_tunnel_sock_release(sroce_sock6);
+		udp_tunnel_sock_release(sroce_sock4);
+		WRITE_ONCE(sroce_sock6, NULL);
+		WRITE_ONCE(sroce_sock4, NULL);
+	}
+	mutex_unlock(&sroce_sock_mutex);
+}
+
+/**
+ * sroce_net_init - what the network side needs before any device
+ *
+ * The loopback queue and the ICRC implementation; the sockets come with
+ * the first device (sroce_sock_get()).
+ *
+ * Return: 0.
+ */
+int sroce_net_init(void)
+{
 	skb_queue_head_init(&sroce_loop_q);
 	INIT_WORK(&sroce_loop_work, sroce_loop_work_fn);
 	sroce_crc_tfm = crypto_alloc_shash("crc32", 0, 0);
@@ -1000,34 +1084,6 @@ int sroce_net_init(void)
 		sroce_crc_tfm = NULL;
 	}
 	sroce_crc_choose();
-	sock = sroce_sock_create(false);
-	if (IS_ERR(sock)) {
-		pr_err("sroce: cannot bind UDP port %d (IPv4): %ld\n",
-		       SROCE_UDP_PORT, PTR_ERR(sock));
-		sroce_crc_free();
-		return PTR_ERR(sock);
-	}
-	sroce_sock4 = sock;
-	sock = sroce_sock_create(true);
-	if (PTR_ERR(sock) == -EAFNOSUPPORT) {
-		/*
-		 * IPv6 disabled (ipv6.disable=1): RoCEv2 over IPv4 only.  The
-		 * default link-local GID ib_core adds still appears; a QP
-		 * that uses it finds no route (sroce_route6()), its packets
-		 * count as tx_errors, and it ends in retry exceeded.
-		 */
-		pr_info("sroce: IPv6 is disabled: RoCEv2 over IPv4 only\n");
-		return 0;
-	}
-	if (IS_ERR(sock)) {
-		pr_err("sroce: cannot bind UDP port %d (IPv6): %ld\n",
-		       SROCE_UDP_PORT, PTR_ERR(sock));
-		udp_tunnel_sock_release(sroce_sock4);
-		sroce_sock4 = NULL;
-		sroce_crc_free();
-		return PTR_ERR(sock);
-	}
-	sroce_sock6 = sock;
 	return 0;
 }
 
@@ -1035,10 +1091,7 @@ void sroce_net_exit(void)
 {
 	cancel_work_sync(&sroce_loop_work);
 	skb_queue_purge(&sroce_loop_q);
-	if (sroce_sock6)
-		udp_tunnel_sock_release(sroce_sock6);
-	udp_tunnel_sock_release(sroce_sock4);
-	sroce_sock6 = NULL;
-	sroce_sock4 = NULL;
+	/* Every device put the sockets in its dealloc_driver op. */
+	WARN_ON(sroce_sock_users);
 	sroce_crc_free();
 }

@@ -889,6 +889,8 @@ int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void sroce_mmap_free(struct rdma_user_mmap_entry *entry);
 
 /* net.c - RoCEv2 packets in and out */
+int sroce_sock_get(void);
+void sroce_sock_put(void);
 int sroce_net_init(void);
 void sroce_net_exit(void);
 u16 sroce_src_port(u32 qpn);

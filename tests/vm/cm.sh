@@ -56,6 +56,8 @@ mc_recv() { timeout 120 mckey -m "$mgroup" -b "$srv_ip" -c 2 -C 20; }
 mc_send() { timeout 100 mckey -m "$mgroup" -b "$(vm_ip 1)" -s -C 20; }
 PAIR_READY=mc_joined check "mckey: 20 multicast messages to each of 2 QPs" vm_pair 18650 mc_recv mc_send
 check "the group is left" wait_for 10 grep -q "^mcast_group 0" /sys/kernel/debug/sroce/objects
+[ "$VM_ID" = 0 ] && check "the multicast packets are counted (rx_multicast)" \
+	test "$(rdma statistic show link sroce0/1 | tr -s ' ' '\n' | awk '$0 == "rx_multicast" { getline; print }')" -ge 20
 
 # The in-kernel rdma_cm server (VM 0) and client (VM 1), the way kernel
 # ULPs connect (tests/kernel/sroce_cm_test.c).

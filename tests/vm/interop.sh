@@ -52,8 +52,9 @@ phase() {
 	check "$tag: ibv_rc_pingpong" perf_pair $((p + 1)) 0 ibv_rc_pingpong -d "$DEV" -g "$g" -n 100
 	check "$tag: ibv_rc_pingpong over IPv6" perf_pair $((p + 2)) 0 ibv_rc_pingpong -d "$DEV" -g "$g6" -n 50
 	check "$tag: ibv_ud_pingpong" perf_pair $((p + 3)) 0 ibv_ud_pingpong -d "$DEV" -g "$g" -n 100 -s 512
+	# (READ of 64 KiB: at MTU 4096 below.)
 	for args in "ib_send_bw -s 65536 -n 100" "ib_write_bw -s 1048576 -n 5" \
-		    "ib_read_bw -s 65536 -n 100" "ib_read_bw -s 1048576 -n 5"; do
+		    "ib_read_bw -s 1048576 -n 5"; do
 		p=$((p + 1))
 		check "$tag: $args" perf_pair $((p + 10)) 4 ${args%% *} -d "$DEV" -x "$g" -F ${args#* }
 	done

@@ -6,7 +6,8 @@
 # Device life on one host: load/unload, rdma link add/delete, port state
 # from carrier, MTU, node GUID, GIDs from addresses, two devices, netdev
 # removal, a netdev of another namespace refused, rmmod with devices bound,
-# RC and UD QPs when the netdev's MTU shrinks under them.
+# RC and UD QPs when the netdev's MTU shrinks under them, rdma_rxe loaded
+# beside sroce (UDP 4791 is held only while sroce has a device).
 . tests/lib/vm.sh
 
 ib=/sys/class/infiniband
@@ -149,6 +150,21 @@ check "netdev removal removes its device" bash -c "ip link del va && true"
 check "sroce1 gone" wait_for 10 test ! -e $ib/sroce1
 check "rdma link delete sroce0" rdma link delete sroce0
 check "sroce0 gone" wait_for 10 test ! -e $ib/sroce0
+
+# UDP 4791 is sroce's only while it has a device (net.c): rdma_rxe loads
+# beside an idle sroce, and rdma link add says why it cannot bind.
+check "rdma_rxe loads while sroce has no device" modprobe rdma_rxe
+check_fails "rdma link add sroce0 fails while rdma_rxe holds UDP 4791" \
+	rdma link add sroce0 type sroce netdev eth0
+check "the refusal says why" dmesg_has \
+	"sroce: cannot bind UDP port 4791 (IPv4): -98, another RoCE stack (rdma_rxe?) holds it"
+check "the refused device does not exist" test ! -e $ib/sroce0
+check "rmmod rdma_rxe" rmmod rdma_rxe
+check "rdma link add sroce0 once rdma_rxe is gone" rdma link add sroce0 type sroce netdev eth0
+check_fails "rdma_rxe cannot load while sroce0 exists" modprobe rdma_rxe
+check "rdma link delete sroce0" rdma link delete sroce0
+check "rdma_rxe loads once the last sroce device is gone" modprobe rdma_rxe
+check "rmmod rdma_rxe" rmmod rdma_rxe
 
 # rmmod with devices bound removes them all.
 ip link add vc type veth peer name vd

@@ -7,14 +7,14 @@
 # after round for a fixed time, over a link that loses, duplicates,
 # reorders and corrupts packets (netem on both VMs).  Corrupted packets
 # must be dropped (ICRC or IP checksum) and recovered like losses.  In
-# make check a short smoke (SROCE_ARG_DURATION, default 60 s); make soak
+# make check a short smoke (SROCE_ARG_DURATION, default 40 s); make soak
 # runs it long.  Prints the rounds, the bytes checked and the counters.
 . tests/lib/vm.sh
 
 objects() { cat /sys/kernel/debug/sroce/objects; }
 stat() { rdma statistic show link sroce0/1 | tr -s ' ' '\n' | awk -v k="$1" '$0 == k { getline; print }'; }
 
-duration=${SROCE_ARG_DURATION:-60}
+duration=${SROCE_ARG_DURATION:-40}
 check "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0
 wait_for 5 sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")"
 g=$(sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")")

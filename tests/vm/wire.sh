@@ -24,6 +24,9 @@
 #   uc_resync   a UC message that lost a packet is dropped, its receive WQE
 #               takes the next message
 #   flush       an RC QP sent to Error mid-SEND still completes every receive
+#   counters    each receive drop, NAK, ACK, duplicate, out-of-sequence,
+#               retransmit and retry-timeout counter provoked once and read
+#               back, with every sroce tracepoint on; each tracepoint fired
 #   roce_trace  tools/roce-trace decodes every AETH syndrome
 #   cli         roce_packet.py's command line sends a WRITE, shows the ACK
 . tests/lib/vm.sh
@@ -52,7 +55,7 @@ scenario() {
 fake_peer_up
 before=$(objects)
 
-for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush roce_trace cli; do
+for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli; do
 	scenario "$s"
 done
 
