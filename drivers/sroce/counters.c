@@ -45,20 +45,25 @@ struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
+/* The device's total of counter @c, over every CPU. */
+u64 sroce_counter(struct sroce_dev *sdev, enum sroce_counter c)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(sdev->stats, cpu)->c[c]);
+	return sum;
+}
+
 int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index)
 {
 	struct sroce_dev *sdev = to_sdev(ibdev);
-	int cpu, i;
+	int i;
 
 	for (i = 0; i < SROCE_CNT_MAX; i++)
-		stats->value[i] = 0;
-	for_each_possible_cpu(cpu) {
-		const struct sroce_stats *st = per_cpu_ptr(sdev->stats, cpu);
-
-		for (i = 0; i < SROCE_CNT_MAX; i++)
-			stats->value[i] += READ_ONCE(st->c[i]);
-	}
+		stats->value[i] = sroce_counter(sdev, i);
 	return SROCE_CNT_MAX;
 }
 

@@ -122,6 +122,11 @@ static int sroce_query_port(struct ib_device *ibdev, u32 port,
 	attr->max_msg_sz = SROCE_MAX_MSG_SIZE;
 	attr->pkey_tbl_len = 1;
 	attr->max_vl_num = 1;
+	/* PortInfo's P_Key and Q_Key violation counters stop at 0xffff. */
+	attr->bad_pkey_cntr = min_t(u64, U16_MAX,
+				    sroce_counter(sdev, SROCE_CNT_RX_BAD_PKEY));
+	attr->qkey_viol_cntr = min_t(u64, U16_MAX,
+				     sroce_counter(sdev, SROCE_CNT_RX_BAD_QKEY));
 
 	err = ib_get_eth_speed(ibdev, port, &attr->active_speed,
 			       &attr->active_width);
@@ -293,7 +298,12 @@ static void sroce_init_attrs(struct sroce_dev *sdev)
 	 */
 	a->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 			      IB_DEVICE_SYS_IMAGE_GUID |
-			      IB_DEVICE_MEM_MGT_EXTENSIONS;
+			      IB_DEVICE_MEM_MGT_EXTENSIONS |
+			      /* the responder sends RNR NAKs (resp.c) */
+			      IB_DEVICE_RC_RNR_NAK_GEN |
+			      /* query_port reports the two counters */
+			      IB_DEVICE_BAD_PKEY_CNTR |
+			      IB_DEVICE_BAD_QKEY_CNTR;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SROCE_MAX_SGE;
 	a->max_recv_sge = SROCE_MAX_SGE;

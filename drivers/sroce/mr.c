@@ -105,6 +105,9 @@ static int sroce_mr_umem_pages(struct sroce_mr *mr, struct ib_umem *umem,
 	size_t n = ib_umem_num_dma_blocks(umem, PAGE_SIZE);
 	u32 i = 0;
 
+	/* SROCE_MAX_MR_SIZE, plus the page an unaligned start adds. */
+	if (n > U32_MAX)
+		return -EINVAL;
 	mr->pages = kvcalloc(n, sizeof(*mr->pages), GFP_KERNEL_ACCOUNT);
 	if (!mr->pages)
 		return -ENOMEM;

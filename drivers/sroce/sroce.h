@@ -81,7 +81,12 @@
  * to the peer's responder resources).
  */
 #define SROCE_MAX_INIT_RD_ATOMIC	128
-#define SROCE_MAX_MR_SIZE	BIT_ULL(32)
+/*
+ * A user MR keeps one address per page in a u32-indexed array (mr.c): at
+ * most U32_MAX pages, 16 TiB with 4 KiB pages.  What a process can pin
+ * (RLIMIT_MEMLOCK) is the limit a user meets first.
+ */
+#define SROCE_MAX_MR_SIZE	((u64)U32_MAX << PAGE_SHIFT)
 #define SROCE_MAX_MSG_SIZE	BIT(31)
 #define SROCE_PORT_GID_TBL_LEN	64
 #define SROCE_MAX_FRMR_PAGES	512
@@ -979,6 +984,7 @@ void sroce_resp_flush_wqe(struct sroce_qp *qp);
 /* counters.c */
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
 						u32 port_num);
+u64 sroce_counter(struct sroce_dev *sdev, enum sroce_counter c);
 int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index);
 int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);

@@ -6,6 +6,7 @@
  *
  * Usage: sroce_objects [DEVICE]   (default sroce0).  Prints TAP.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
 #include <poll.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/mman.h>
 #include <infiniband/verbs.h>
 
 static int tap_n, tap_failed;
@@ -60,7 +62,8 @@ static int to_rts_peer(struct ibv_qp *qp, uint32_t dqpn, int sgid_index,
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT,
 		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
 	};
 	int err;
 
@@ -334,20 +337,21 @@ out:
  * the WRITE when its responder side fails it, before the NAK arrives.
  * Fresh ones each time: a failed WRITE leaves both in Error.
  */
-static int write_status(struct ibv_pd *pd, struct ibv_cq *cq, int sgid,
-			union ibv_gid *gid, uint32_t lkey, void *src,
-			uint32_t rkey, void *dst, uint32_t len)
+static int rdma_status(struct ibv_pd *pd, struct ibv_cq *cq, int sgid,
+		       union ibv_gid *gid, enum ibv_wr_opcode op,
+		       uint32_t lkey, void *local, uint32_t rkey,
+		       uint64_t remote, uint32_t len)
 {
 	struct ibv_qp_init_attr qi = {
 		.qp_type = IBV_QPT_RC, .send_cq = cq, .recv_cq = cq,
 		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_sge sge = { (uintptr_t)src, len, lkey };
+	struct ibv_sge sge = { (uintptr_t)local, len, lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = 77, .sg_list = &sge, .num_sge = 1,
-		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { (uintptr_t)dst, rkey },
+		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { remote, rkey },
 	}, *bad;
 	struct ibv_qp *req, *resp;
 	struct ibv_wc wc;
@@ -368,6 +372,86 @@ static int write_status(struct ibv_pd *pd, struct ibv_cq *cq, int sgid,
 	if (resp)
 		ibv_destroy_qp(resp);
 	return n == 1 && wc.wr_id == 77 ? (int)wc.status : -1;
+}
+
+/* An RDMA WRITE of @len bytes from @src (@lkey) to @dst (@rkey). */
+static int write_status(struct ibv_pd *pd, struct ibv_cq *cq, int sgid,
+			union ibv_gid *gid, uint32_t lkey, void *src,
+			uint32_t rkey, void *dst, uint32_t len)
+{
+	return rdma_status(pd, cq, sgid, gid, IBV_WR_RDMA_WRITE, lkey, src,
+			   rkey, (uintptr_t)dst, len);
+}
+
+/*
+ * max_mr_size: an MR larger than 4 GiB works beyond the 4 GiB mark, and
+ * one byte past the device's limit is refused.  The 4 GiB + 2 MiB are one
+ * 2 MiB memfd mapped 2049 times in a row, so the VM needs no 4 GiB.
+ */
+static void big_mr(struct ibv_device_attr *da, struct ibv_pd *pd,
+		   struct ibv_cq *cq, int sgid, union ibv_gid *gid)
+{
+	const size_t win = 2 << 20, len = (4ULL << 30) + win;
+	const size_t at = (4ULL << 30) + 4096;
+	char got[64], want[64];
+	struct ibv_mr *big = NULL, *dst;
+	size_t off, huge;
+	char *p;
+	int fd, st, mapped = 1;
+
+	fd = memfd_create("sroce-big-mr", 0);
+	p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		 MAP_NORESERVE, -1, 0);
+	if (fd < 0 || ftruncate(fd, win) || p == MAP_FAILED) {
+		ok(0, "big MR: a 2 MiB memfd and 4 GiB of address space (%d)",
+		   errno);
+		return;
+	}
+	for (off = 0; off < len && mapped; off += win)
+		mapped = mmap(p + off, win, PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_FIXED, fd, 0) != MAP_FAILED;
+	memset(want, 0x6b, sizeof(want));
+	if (mapped && pwrite(fd, want, sizeof(want), at % win) == sizeof(want))
+		big = ibv_reg_mr(pd, p, len, IBV_ACCESS_REMOTE_READ);
+	ok(big != NULL && da->max_mr_size >= len,
+	   "big MR: 4 GiB + 2 MiB registered (%d; max_mr_size %#llx)", errno,
+	   (unsigned long long)da->max_mr_size);
+	dst = ibv_reg_mr(pd, got, sizeof(got), IBV_ACCESS_LOCAL_WRITE);
+	if (big && dst) {
+		memset(got, 0, sizeof(got));
+		st = rdma_status(pd, cq, sgid, gid, IBV_WR_RDMA_READ, dst->lkey,
+				 got, big->rkey, (uintptr_t)(p + at),
+				 sizeof(got));
+		ok(st == IBV_WC_SUCCESS && !memcmp(got, want, sizeof(got)),
+		   "big MR: a READ 4 GiB + 4 KiB into it returns what is there (%d)",
+		   st);
+		st = rdma_status(pd, cq, sgid, gid, IBV_WR_RDMA_READ, dst->lkey,
+				 got, big->rkey, (uintptr_t)(p + len - 8), 16);
+		ok(st == IBV_WC_REM_ACCESS_ERR,
+		   "big MR: a READ across its end: REM_ACCESS_ERR (%d)", st);
+	}
+	if (dst)
+		ibv_dereg_mr(dst);
+	if (big)
+		ibv_dereg_mr(big);
+	munmap(p, len);
+	close(fd);
+
+	/* max_mr_size + 1 page of address space, never touched. */
+	huge = da->max_mr_size + 4096;
+	p = mmap(NULL, huge, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
+		 MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		ok(0, "big MR: mmap of max_mr_size + 4 KiB (%d)", errno);
+		return;
+	}
+	errno = 0;
+	big = ibv_reg_mr(pd, p, da->max_mr_size + 1, IBV_ACCESS_REMOTE_READ);
+	ok(!big && errno == EINVAL,
+	   "big MR: max_mr_size + 1 bytes is refused with EINVAL (%d)", errno);
+	if (big)
+		ibv_dereg_mr(big);
+	munmap(p, huge);
 }
 
 /*
@@ -612,6 +696,9 @@ int main(int argc, char **argv)
 	qp_ex_masks(ctx, pd, cq);
 	cq_ex(ctx, pd, mr, buf, sgid, &gid);
 	rereg(ctx, pd, cq, sgid, &gid);
+	/* Pinning a million pages is slow under emulation: once is enough. */
+	if (!getenv("SROCE_MAPPED") || strcmp(getenv("SROCE_MAPPED"), "0"))
+		big_mr(&dattr.orig_attr, pd, cq, sgid, &gid);
 	qinit.send_cq = cq;
 	qinit.recv_cq = cq;
 	qinit.cap.max_send_wr = dattr.orig_attr.max_qp_wr + 1;

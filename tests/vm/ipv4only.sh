@@ -5,8 +5,8 @@
 # kernel-args: ipv6.disable=1
 #
 # A host with IPv6 disabled on the kernel command line (ipv6.disable=1,
-# common on servers): sroce loads with a UDP 4791 socket for IPv4 only,
-# says so, has no GID for the IPv6 address the guest could not add (ib_core
+# common on servers): sroce's first device opens a UDP 4791 socket for
+# IPv4 only and says so, has no GID for the IPv6 address the guest could not add (ib_core
 # still adds the default link-local GID), and RC and UD traffic over the
 # IPv4 GID works (loopback: client and server on the one device); unload
 # is clean.
@@ -16,9 +16,9 @@ objects() { cat /sys/kernel/debug/sroce/objects; }
 
 check "IPv6 is disabled in this kernel" test ! -e /proc/net/if_inet6
 check "modprobe sroce" modprobe sroce
-check "the module says it runs IPv4 only" bash -c \
-	"dmesg | grep -q 'sroce: IPv6 is disabled: RoCEv2 over IPv4 only'"
 check "rdma link add sroce0" rdma link add sroce0 type sroce netdev eth0
+check "the first device says it runs IPv4 only" bash -c \
+	"dmesg | grep -q 'sroce: IPv6 is disabled: RoCEv2 over IPv4 only'"
 check "IPv4 GID present" wait_for 5 sroce_gid "$(gid4_tail "$(vm_ip 0)")"
 g=$(sroce_gid "$(gid4_tail "$(vm_ip 0)")")
 check "no GID of the IPv6 address the guest could not add" bash -c \

@@ -94,7 +94,6 @@ g=$(sroce_gid "fd77:0000:0000:0000:0000:0000:0000:000$((VM_ID + 1))")
 diag "IPv6 GID index $g"
 check "IPv6 GID present" test -n "$g"
 check "IPv6: ibv_rc_pingpong" perf_pair 18590 0 ibv_rc_pingpong -d sroce0 -g "$g" -n 100
-check "IPv6: ib_write_bw -s 65536" perf_pair 18591 4 ib_write_bw -d sroce0 -x "$g" -F -s 65536 -n 200
 check "IPv6: data integrity, all opcodes" integrity_pair 18599 -n 1
 g=$g4
 

@@ -25,6 +25,10 @@ check "ibv_devinfo: RoCE v2 GID of 10.77.0.1" has "::ffff:10.77.0.1, RoCE v2"
 check "ibv_devinfo: RoCE v2 GID of fd77::1" has "fd77::1, RoCE v2"
 check "ibv_devinfo: device limits" bash -c \
 	"grep -q 'max_qp:.*4096' /tmp/devinfo && grep -q 'max_cqe:.*32767' /tmp/devinfo"
+check "ibv_devinfo: RNR NAK generation, P_Key and Q_Key violation counters" bash -c \
+	"grep -q RC_RNR_NAK_GEN /tmp/devinfo && grep -q BAD_PKEY_CNTR /tmp/devinfo &&
+	 grep -q BAD_QKEY_CNTR /tmp/devinfo"
+check "ibv_devinfo: max_mr_size 16 TiB" has "max_mr_size:[[:space:]]*0xffffffff000$"
 [ -s /tmp/devinfo ] || diag "ibv_devinfo printed nothing"
 
 before=$(objects)
