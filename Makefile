@@ -39,7 +39,7 @@ PROVIDER_CFLAGS := -O2 -g -Wall -Wextra -Wno-unused-parameter \
 LIBDIR ?= $(shell pkg-config --variable=libdir libibverbs 2>/dev/null || \
 	echo /usr/lib/x86_64-linux-gnu)
 
-.PHONY: all modules provider deps lint check demo clean help install \
+.PHONY: all modules provider deps lint check demo clean help install uninstall \
 	debug-kernel check-debug kcsan-kernel check-kcsan bench bench-nvmeof \
 	bench-sweep profile \
 	fuzz-wire fuzz-verbs soak teardown
@@ -60,7 +60,8 @@ help:
 	@echo "make fuzz-verbs the long verbs fuzzer run in a VM (SEED=, OPS= per thread)"
 	@echo "make soak       integrity over a lossy, corrupting link (DURATION= s)"
 	@echo "make teardown   teardown under load, many cycles (CYCLES=)"
-	@echo "make install    install the module (and run depmod)"
+	@echo "make install    install the module (depmod), provider, sroce.driver, sroce(7)"
+	@echo "make uninstall  remove what make install installed (DESTDIR= for both)"
 	@echo "make debug-kernel  build the KASAN/lockdep/kmemleak kernel (cached)"
 	@echo "make check-debug   the VM suite on the debug kernel"
 	@echo "make kcsan-kernel  build the KCSAN (data race) kernel (cached)"
@@ -260,13 +261,27 @@ check-debug: debug-kernel provider
 check-kcsan:
 	@$(MAKE) --no-print-directory check-debug LANE=kcsan DEBUG_TESTS="$(KCSAN_TESTS)"
 
+# What make install puts where (make uninstall removes exactly these).
+# Only the driver: the test modules (tests/kernel) stay in the tree.
+# DESTDIR= stages it all under a directory.
+INSTALL_FILES = /lib/modules/$(KREL)/updates/sroce.ko \
+	$(LIBDIR)/libibverbs/libsroce-rdmav34.so \
+	/etc/libibverbs.d/sroce.driver /usr/share/man/man7/sroce.7
+
 install: modules provider
-	$(MAKE) $(KBUILD_ARGS) modules_install
-	depmod -a $(KREL)
+	install -D -m 0644 drivers/sroce/sroce.ko \
+		$(DESTDIR)/lib/modules/$(KREL)/updates/sroce.ko
 	install -D -m 0644 $(PROVIDER) $(DESTDIR)$(LIBDIR)/libibverbs/libsroce-rdmav34.so
 	install -d $(DESTDIR)/etc/libibverbs.d
 	echo "driver sroce" > $(DESTDIR)/etc/libibverbs.d/sroce.driver
 	install -D -m 0644 Documentation/sroce.7 $(DESTDIR)/usr/share/man/man7/sroce.7
+	@if [ -d $(or $(DESTDIR),/)/lib/modules/$(KREL)/kernel ]; then \
+		depmod -a -b $(or $(DESTDIR),/) $(KREL); fi
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALL_FILES))
+	@if [ -d $(or $(DESTDIR),/)/lib/modules/$(KREL)/kernel ]; then \
+		depmod -a -b $(or $(DESTDIR),/) $(KREL); fi
 
 clean:
 	$(MAKE) $(KBUILD_ARGS) clean
