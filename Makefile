@@ -39,7 +39,8 @@ PROVIDER_CFLAGS := -O2 -g -Wall -Wextra -Wno-unused-parameter \
 LIBDIR ?= $(shell pkg-config --variable=libdir libibverbs 2>/dev/null || \
 	echo /usr/lib/x86_64-linux-gnu)
 
-.PHONY: all modules provider deps lint check demo clean help install uninstall \
+.PHONY: all modules provider deps lint check demo clean help install uninstall deb \
+	check-deb \
 	debug-kernel check-debug kcsan-kernel check-kcsan bench bench-nvmeof \
 	bench-sweep profile \
 	fuzz-wire fuzz-verbs soak teardown
@@ -62,6 +63,8 @@ help:
 	@echo "make teardown   teardown under load, many cycles (CYCLES=)"
 	@echo "make install    install the module (depmod), provider, sroce.driver, sroce(7)"
 	@echo "make uninstall  remove what make install installed (DESTDIR= for both)"
+	@echo "make deb        Debian packages in build/deb: sroce-dkms, libsroce-rdmav34"
+	@echo "make check-deb  install, use and purge those packages in a VM (DKMS build)"
 	@echo "make debug-kernel  build the KASAN/lockdep/kmemleak kernel (cached)"
 	@echo "make check-debug   the VM suite on the debug kernel"
 	@echo "make kcsan-kernel  build the KCSAN (data race) kernel (cached)"
@@ -277,6 +280,18 @@ install: modules provider
 	install -D -m 0644 Documentation/sroce.7 $(DESTDIR)/usr/share/man/man7/sroce.7
 	@if [ -d $(or $(DESTDIR),/)/lib/modules/$(KREL)/kernel ]; then \
 		depmod -a -b $(or $(DESTDIR),/) $(KREL); fi
+
+# Debian packages in build/deb/ (tools/deb/build): sroce-dkms (module
+# source for DKMS, sroce(7)) and libsroce-rdmav34 (provider, sroce.driver).
+deb: provider
+	@tools/deb/build $(BUILD)/deb $(PROVIDER) $(LIBDIR)
+
+# The packages installed, used and purged in a VM that has no sroce of its
+# own: DKMS builds the module there, under emulation (10-20 minutes).
+check-deb: deb
+	@echo "check-deb: one VM, apt install of build/deb/*.deb, DKMS build under emulation..."
+	@tools/vm/run -t 2400 tools/deb/vm-install.sh > $(BUILD)/check-deb.tap; \
+	rc=$$?; cat $(BUILD)/check-deb.tap; exit $$rc
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALL_FILES))

@@ -13,7 +13,7 @@ pkgs=(
 	iproute2 iputils-ping procps
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	perftest rdmacm-utils infiniband-diags
-	sparse groff-base
+	sparse groff-base dkms
 	iperf3 fio nvme-cli
 )
 
