@@ -21,9 +21,11 @@ leftovers() {
 }
 
 check "no sroce in this VM before" bash -c "! modinfo sroce > /dev/null 2>&1"
+# apt takes files by absolute path; it needs nothing from the network (the
+# dependencies are installed), and --no-download breaks local files.
 check "apt install ./build/deb/*.deb (DKMS builds sroce.ko for $krel)" \
-	apt-get install -y -q --no-download ./build/deb/sroce-dkms_*_all.deb \
-	./build/deb/libsroce-rdmav34_*.deb
+	apt-get install -y -q "$SROCE_SRC"/build/deb/sroce-dkms_*_all.deb \
+	"$SROCE_SRC"/build/deb/libsroce-rdmav34_*.deb
 check "dkms status: sroce installed for $krel" bash -c \
 	"dkms status sroce | grep -q '$krel.*installed'"
 check "the module is DKMS's" bash -c "modinfo -n sroce | grep -q /updates/dkms/"
