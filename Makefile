@@ -85,7 +85,7 @@ provider: $(PROVIDER) $(BUILD)/tests/sroce_objects $(BUILD)/tests/sroce_integrit
 	$(BUILD)/tests/sroce_orphan
 
 # User-space test programs (libibverbs), run inside the VMs.
-$(BUILD)/tests/sroce_objects: tests/user/objects.c
+$(BUILD)/tests/sroce_objects: tests/user/objects.c tests/user/common.h
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
 
@@ -93,7 +93,7 @@ $(BUILD)/tests/sroce_integrity: tests/user/integrity.c
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
 
-$(BUILD)/tests/sroce_orphan: tests/user/orphan.c
+$(BUILD)/tests/sroce_orphan: tests/user/orphan.c tests/user/common.h
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
 

@@ -988,21 +988,30 @@ static void sroce_crc_free(void)
  * it loads.  So either stack can be loaded while the other is, and the one
  * that creates a device second is told why it cannot.
  */
+/*
+ * Taken with no other lock of ours held (newlink, dealloc_driver); only the
+ * socket layer's own locks nest inside it.
+ */
 static DEFINE_MUTEX(sroce_sock_mutex);
 static unsigned int sroce_sock_users;	/* devices; under sroce_sock_mutex */
+
+/* Why rdma link add failed: the answer the operator needs is who has it. */
+static int sroce_sock_error(const char *family, struct socket *sock)
+{
+	pr_err_ratelimited("sroce: cannot bind UDP port %d (%s): %ld%s\n",
+			   SROCE_UDP_PORT, family, PTR_ERR(sock),
+			   PTR_ERR(sock) == -EADDRINUSE ?
+			   ", another RoCE stack (rdma_rxe?) holds it" : "");
+	return PTR_ERR(sock);
+}
 
 static int sroce_sock_open(void)
 {
 	struct socket *sock;
 
 	sock = sroce_sock_create(false);
-	if (IS_ERR(sock)) {
-		pr_err_ratelimited("sroce: cannot bind UDP port %d (IPv4): %ld%s\n",
-				   SROCE_UDP_PORT, PTR_ERR(sock),
-				   PTR_ERR(sock) == -EADDRINUSE ?
-				   ", another RoCE stack (rdma_rxe?) holds it" : "");
-		return PTR_ERR(sock);
-	}
+	if (IS_ERR(sock))
+		return sroce_sock_error("IPv4", sock);
 	WRITE_ONCE(sroce_sock4, sock);
 	sock = sroce_sock_create(true);
 	if (PTR_ERR(sock) == -EAFNOSUPPORT) {
@@ -1016,13 +1025,9 @@ static int sroce_sock_open(void)
 		return 0;
 	}
 	if (IS_ERR(sock)) {
-		pr_err_ratelimited("sroce: cannot bind UDP port %d (IPv6): %ld%s\n",
-				   SROCE_UDP_PORT, PTR_ERR(sock),
-				   PTR_ERR(sock) == -EADDRINUSE ?
-				   ", another RoCE stack (rdma_rxe?) holds it" : "");
 		udp_tunnel_sock_release(sroce_sock4);
 		WRITE_ONCE(sroce_sock4, NULL);
-		return PTR_ERR(sock);
+		return sroce_sock_error("IPv6", sock);
 	}
 	WRITE_ONCE(sroce_sock6, sock);
 	return 0;

@@ -13,11 +13,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 
-n=0 fails=0
-ok() {	# ok RESULT DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi
-}
+. tests/lib/host.sh
 diag() { sed 's/^/# /'; }
 
 docs=(README.md Documentation/*.rst)

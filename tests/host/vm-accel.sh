@@ -11,11 +11,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 src=$(pwd)
 
-n=0 fails=0
-ok() {	# ok RESULT DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi
-}
+. tests/lib/host.sh
 
 real=$(command -v qemu-system-x86_64)
 kernel=$(ls -v /boot/vmlinuz-* 2>/dev/null | tail -n 1)

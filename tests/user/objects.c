@@ -19,92 +19,7 @@
 #include <sys/mman.h>
 #include <infiniband/verbs.h>
 
-static int tap_n, tap_failed;
-
-static void ok(int cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!cond)
-		tap_failed++;
-}
-
-/* The first RoCE v2 GID with an IPv4 address. */
-static int find_gid(struct ibv_context *ctx, union ibv_gid *gid)
-{
-	struct ibv_gid_entry e;
-	int i;
-
-	for (i = 0; i < 64; i++) {
-		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
-			continue;
-		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    !memcmp(e.gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
-			*gid = e.gid;
-			return i;
-		}
-	}
-	return -1;
-}
-
-/* RESET to RTS, connected to QP @dqpn at @dgid. */
-static int to_rts_peer(struct ibv_qp *qp, uint32_t dqpn, int sgid_index,
-		       union ibv_gid *dgid)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
-	};
-	int err;
-
-	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 1;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = *dgid;
-	a.ah_attr.grh.sgid_index = sgid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 1;	/* = rq_psn: the QP may be connected to itself */
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
-/* RESET to RTS, connected to itself. */
-static int to_rts(struct ibv_qp *qp, int sgid_index, union ibv_gid *dgid)
-{
-	return to_rts_peer(qp, qp->qp_num, sgid_index, dgid);
-}
+#include "common.h"
 
 /* Post @n receives to a QP in Error: each completes flushed at once. */
 static int flushed(struct ibv_qp *qp, uint64_t first, int n)
@@ -411,6 +326,7 @@ static void big_mr(struct ibv_device_attr *da, struct ibv_pd *pd,
 		mapped = mmap(p + off, win, PROT_READ | PROT_WRITE,
 			      MAP_SHARED | MAP_FIXED, fd, 0) != MAP_FAILED;
 	memset(want, 0x6b, sizeof(want));
+	errno = 0;
 	if (mapped && pwrite(fd, want, sizeof(want), at % win) == sizeof(want))
 		big = ibv_reg_mr(pd, p, len, IBV_ACCESS_REMOTE_READ);
 	ok(big != NULL && da->max_mr_size >= len,
