@@ -52,6 +52,8 @@ static enum ib_wc_opcode sroce_wc_opcode(enum ib_wr_opcode op)
 		return IB_WC_LOCAL_INV;
 	case IB_WR_REG_MR:
 		return IB_WC_REG_MR;
+	case IB_WR_BIND_MW:
+		return IB_WC_BIND_MW;
 	default:
 		return IB_WC_SEND;
 	}
@@ -60,7 +62,7 @@ static enum ib_wc_opcode sroce_wc_opcode(enum ib_wr_opcode op)
 /**
  * sroce_local_op - run a local operation of the SQ (IBA 10.6.3.6, 11.4.1.1)
  * @qp: the QP, with qp->lock held
- * @wqe: an IB_WR_REG_MR or IB_WR_LOCAL_INV WQE
+ * @wqe: an IB_WR_REG_MR, IB_WR_LOCAL_INV or IB_WR_BIND_MW WQE
  *
  * Return: the completion status.
  */
@@ -71,7 +73,9 @@ enum ib_wc_status sroce_local_op(struct sroce_qp *qp,
 	unsigned long flags;
 
 	if (wqe->opcode == IB_WR_LOCAL_INV)
-		return sroce_invalidate(qp, wqe->ex);
+		return sroce_invalidate(qp, wqe->ex, false);
+	if (wqe->opcode == IB_WR_BIND_MW)
+		return sroce_bind_mw(qp, wqe);
 
 	mr = wqe->reg_mr;
 	/* IBA 10.6.3.6: only a free MR of our PD, keeping its index. */
@@ -103,14 +107,17 @@ enum ib_wc_status sroce_local_op(struct sroce_qp *qp,
 }
 
 /**
- * sroce_invalidate - invalidate a fast-register MR by key (IBA 10.6.3.5)
- * @qp: the QP (its PD must own the MR)
+ * sroce_invalidate - invalidate by key (IBA 10.6.3.5, 10.6.7.2.5)
+ * @qp: the QP (its PD must own the MR or window)
  * @key: the rkey or lkey
+ * @remote: a SEND_WITH_INV, not a LOCAL_INV
+ *
+ * A fast-register MR, or a type 2B window (sroce_mw_invalidate()).
  *
  * Return: IB_WC_SUCCESS, or IB_WC_MW_BIND_ERR for a key that names no
- * such MR of the QP's PD.
+ * such MR or window of the QP's PD.
  */
-enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key)
+enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key, bool remote)
 {
 	struct sroce_mr *mr = sroce_mr_get(to_sdev(qp->ibqp.device), key);
 	enum ib_wc_status status = IB_WC_SUCCESS;
@@ -118,7 +125,9 @@ enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key)
 
 	if (!mr)
 		return IB_WC_MW_BIND_ERR;
-	if (mr->kind != SROCE_MR_FRWR || mr->ibmr.pd != qp->ibqp.pd) {
+	if (mr->kind == SROCE_MR_MW) {
+		status = sroce_mw_invalidate(qp, mr, key, remote);
+	} else if (mr->kind != SROCE_MR_FRWR || mr->ibmr.pd != qp->ibqp.pd) {
 		status = IB_WC_MW_BIND_ERR;
 	} else {
 		/*

@@ -229,6 +229,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 
 	.alloc_hw_port_stats = sroce_alloc_hw_port_stats,
 	.alloc_mr = sroce_alloc_mr,
+	.alloc_mw = sroce_alloc_mw,
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.attach_mcast = sroce_attach_mcast,
@@ -238,6 +239,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.create_srq = sroce_create_srq,
 	.create_user_ah = sroce_create_ah,
 	.dealloc_driver = sroce_dealloc_driver,
+	.dealloc_mw = sroce_dealloc_mw,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
 	.dereg_mr = sroce_dereg_mr,
@@ -275,6 +277,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, sroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, sroce_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, sroce_srq, ibsrq),
@@ -303,7 +306,10 @@ static void sroce_init_attrs(struct sroce_dev *sdev)
 			      IB_DEVICE_RC_RNR_NAK_GEN |
 			      /* query_port reports the two counters */
 			      IB_DEVICE_BAD_PKEY_CNTR |
-			      IB_DEVICE_BAD_QKEY_CNTR;
+			      IB_DEVICE_BAD_QKEY_CNTR |
+			      /* windows of type 1 and 2B (mw.c) */
+			      IB_DEVICE_MEM_WINDOW |
+			      IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SROCE_MAX_SGE;
 	a->max_recv_sge = SROCE_MAX_SGE;
@@ -311,6 +317,7 @@ static void sroce_init_attrs(struct sroce_dev *sdev)
 	a->max_cq = SROCE_MAX_CQ;
 	a->max_cqe = SROCE_MAX_CQE;
 	a->max_mr = SROCE_MAX_MR;
+	a->max_mw = SROCE_MAX_MW;
 	a->max_pd = SROCE_MAX_PD;
 	a->max_qp_rd_atom = SROCE_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = SROCE_MAX_INIT_RD_ATOMIC;
@@ -350,8 +357,13 @@ void sroce_init_device(struct sroce_dev *sdev)
 	/* ib_core kfree()s QPs: their pool waits for readers itself. */
 	sroce_pool_init(&sdev->qp_pool, SROCE_MIN_QPN, SROCE_MAX_QPN,
 			SROCE_MAX_QP, true);
-	/* MR keys are index << 8 | key byte; we free MRs with kfree_rcu. */
-	sroce_pool_init(&sdev->mr_pool, 1, SROCE_MAX_MR, SROCE_MAX_MR, false);
+	/*
+	 * MR and window keys are index << 8 | key byte, in one index; each
+	 * kind counts against its own limit (mr.c).  We free them with
+	 * kfree_rcu.
+	 */
+	sroce_pool_init(&sdev->mr_pool, 1, SROCE_MAX_MR + SROCE_MAX_MW,
+			SROCE_MAX_MR + SROCE_MAX_MW, false);
 	sroce_live_inc(SROCE_OBJ_DEV);
 }
 

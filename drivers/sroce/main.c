@@ -29,7 +29,8 @@ const char *const sroce_obj_name[SROCE_OBJ_MAX] = {
 	[SROCE_OBJ_DEV] = "device",	[SROCE_OBJ_UCTX] = "ucontext",
 	[SROCE_OBJ_PD] = "pd",		[SROCE_OBJ_CQ] = "cq",
 	[SROCE_OBJ_QP] = "qp",		[SROCE_OBJ_SRQ] = "srq",
-	[SROCE_OBJ_MR] = "mr",		[SROCE_OBJ_AH] = "ah",
+	[SROCE_OBJ_MR] = "mr",		[SROCE_OBJ_MW] = "mw",
+	[SROCE_OBJ_AH] = "ah",
 	[SROCE_OBJ_MCG] = "mcast_group", [SROCE_OBJ_MCA] = "mcast_attach",
 };
 

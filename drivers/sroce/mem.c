@@ -13,7 +13,8 @@
  * Is this use of @mr allowed now (IBA 10.6.3.2, 10.6.3.3)?  Called with
  * mr->lock held for MRs that can change, so that the answer still holds
  * while the caller copies.  The page range is checked as well as the
- * byte range: a remapped MR may map fewer pages than before.
+ * byte range: a remapped MR may map fewer pages than before.  A window's
+ * rkey is never an lkey (IBA 10.6.7.1).
  */
 static bool sroce_mr_ok(const struct sroce_mr *mr, u32 key, bool remote,
 			int access, u64 va, u64 len)
@@ -26,17 +27,39 @@ static bool sroce_mr_ok(const struct sroce_mr *mr, u32 key, bool remote,
 		return false;
 	if (access && (mr->access & access) != access)
 		return false;
-	if (mr->kind == SROCE_MR_FRWR && !mr->valid)
-		return false;	/* not (or no longer) registered */
+	if ((mr->kind == SROCE_MR_FRWR || mr->kind == SROCE_MR_MW) &&
+	    !mr->valid)
+		return false;	/* not (or no longer) registered or bound */
+	if (mr->kind == SROCE_MR_MW && !remote)
+		return false;
 	if (!len)
 		return true;
 	if (va < mr->ibmr.iova || va + len < va ||
 	    va + len - mr->ibmr.iova > mr->ibmr.length)
 		return false;
-	if (mr->kind == SROCE_MR_DMA)
+	if (mr->kind == SROCE_MR_DMA || mr->kind == SROCE_MR_MW)
 		return true;
 	last = va - mr->ibmr.iova + mr->page_offset + len - 1;
 	return (last >> mr->page_shift) < mr->npages;
+}
+
+/*
+ * The MR a remote access through window @win reaches, or NULL when the
+ * window does not allow it: bound, the rkey, the rights and the range of
+ * its binding, and for a type 2B window the QP it was bound through (IBA
+ * 10.6.7.2.5).  Called with win->lock held; the caller then takes the
+ * MR's lock (nested) and checks the MR too: still registered, not
+ * re-keyed (bound_lkey).
+ */
+static struct sroce_mr *sroce_mw_target(const struct sroce_mr *win,
+					const struct sroce_qp *rqp, u32 key,
+					int access, u64 va, u64 len)
+{
+	if (!rqp || !sroce_mr_ok(win, key, true, access, va, len))
+		return NULL;
+	if (win->mw_type == IB_MW_TYPE_2 && win->mw_qpn != rqp->ibqp.qp_num)
+		return NULL;
+	return win->bound;
 }
 
 /**
@@ -72,6 +95,9 @@ struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, bool remote,
 	}
 	if (mr->kind == SROCE_MR_DMA) {	/* never changes: no lock */
 		ok = sroce_mr_ok(mr, key, remote, access, va, len);
+	} else if (mr->kind == SROCE_MR_MW) {
+		ok = remote && !sroce_mr_access(mr, key, qp, access, va, NULL,
+						len, false);
 	} else {
 		spin_lock_irqsave(&mr->lock, flags);
 		ok = sroce_mr_ok(mr, key, remote, access, va, len);
@@ -105,14 +131,17 @@ static void *sroce_mr_addr(struct sroce_mr *mr, u64 va, u32 len, u32 *n)
 	return (void *)(uintptr_t)(mr->pages[idx] + off);
 }
 
-/* Check and copy; under mr->lock for MRs that can change. */
+/*
+ * Check and copy (only check when @buf is NULL); under mr->lock for MRs
+ * that can change.
+ */
 static int sroce_mr_check_copy(struct sroce_mr *mr, u32 key, bool remote,
 			       int access, u64 va, void *buf, u32 len,
 			       bool to_mr)
 {
 	if (!sroce_mr_ok(mr, key, remote, access, va, len))
 		return -EACCES;
-	while (len) {
+	while (buf && len) {
 		u32 n;
 		void *p = sroce_mr_addr(mr, va, len, &n);
 
@@ -127,14 +156,40 @@ static int sroce_mr_check_copy(struct sroce_mr *mr, u32 key, bool remote,
 	return 0;
 }
 
+/*
+ * A copy through a window: the window's check and the MR's under both
+ * locks, so that neither an invalidation of the window nor a change of
+ * the MR can come between the check and the copy.
+ */
+static int sroce_mw_copy(struct sroce_mr *win, u32 key,
+			 const struct sroce_qp *rqp, int access, u64 va,
+			 void *buf, u32 len, bool to_mr)
+{
+	struct sroce_mr *mr;
+	unsigned long flags;
+	int err = -EACCES;
+
+	spin_lock_irqsave(&win->lock, flags);
+	mr = sroce_mw_target(win, rqp, key, access, va, len);
+	if (mr) {
+		spin_lock_nested(&mr->lock, SINGLE_DEPTH_NESTING);
+		err = sroce_mr_check_copy(mr, win->bound_lkey, false, 0, va,
+					  buf, len, to_mr);
+		spin_unlock(&mr->lock);
+	}
+	spin_unlock_irqrestore(&win->lock, flags);
+	return err;
+}
+
 /**
  * sroce_mr_access - check a use of an MR and copy, as one step
- * @mr: an MR the caller holds a reference on
+ * @mr: an MR (or a window) the caller holds a reference on
  * @key: the key the access names (an lkey or an rkey)
- * @remote: @key is an rkey
+ * @rqp: the QP a remote access comes through (@key is an rkey), or NULL
+ *       for a local access (@key is an lkey)
  * @access: the IB_ACCESS_* rights the use needs
  * @va: address in the MR
- * @buf: kernel buffer
+ * @buf: kernel buffer (NULL: check only)
  * @len: bytes
  * @to_mr: direction
  *
@@ -143,22 +198,27 @@ static int sroce_mr_check_copy(struct sroce_mr *mr, u32 key, bool remote,
  * access checks it again, and the check and the copy are one critical
  * section against REG_MR, LOCAL_INV, SEND_WITH_INV, map_mr_sg and
  * dereg_mr, so no byte moves after any of those returned (a zero-copy
- * send reads its pages later: sroce_mr_frags()).  DMA MRs never
- * change and take no lock (every kernel QP uses the PD's DMA lkey).
+ * send reads its pages later: sroce_mr_frags()).  The same holds for a
+ * window against its invalidation, rebinding and deallocation.  DMA MRs
+ * never change and take no lock (every kernel QP uses the PD's DMA lkey).
  *
  * Return: 0, or -EACCES when the MR no longer allows the access.
  */
-int sroce_mr_access(struct sroce_mr *mr, u32 key, bool remote, int access,
-		    u64 va, void *buf, u32 len, bool to_mr)
+int sroce_mr_access(struct sroce_mr *mr, u32 key,
+		    const struct sroce_qp *rqp, int access, u64 va, void *buf,
+		    u32 len, bool to_mr)
 {
 	unsigned long flags;
 	int err;
 
 	if (mr->kind == SROCE_MR_DMA)
-		return sroce_mr_check_copy(mr, key, remote, access, va, buf,
-					   len, to_mr);
+		return sroce_mr_check_copy(mr, key, !!rqp, access, va,
+					   buf, len, to_mr);
+	if (mr->kind == SROCE_MR_MW)
+		return sroce_mw_copy(mr, key, rqp, access, va, buf, len,
+				     to_mr);
 	spin_lock_irqsave(&mr->lock, flags);
-	err = sroce_mr_check_copy(mr, key, remote, access, va, buf, len,
+	err = sroce_mr_check_copy(mr, key, !!rqp, access, va, buf, len,
 				  to_mr);
 	spin_unlock_irqrestore(&mr->lock, flags);
 	return err;
@@ -207,16 +267,21 @@ int sroce_mr_frags(struct sroce_mr *mr, u32 key, u64 va, u32 len,
 	return err;
 }
 
-/* Check and execute an atomic; under mr->lock for MRs that can change. */
-static int sroce_mr_check_atomic(struct sroce_mr *mr, u32 key, u64 va,
-				 bool cmp_swap, u64 cmp, u64 swap_add,
+/*
+ * Check and execute an atomic; under mr->lock for MRs that can change.
+ * @remote: @key is an rkey that needs remote atomic rights (a window's
+ * MR is reached by its lkey: the window had the rights).
+ */
+static int sroce_mr_check_atomic(struct sroce_mr *mr, u32 key, bool remote,
+				 u64 va, bool cmp_swap, u64 cmp, u64 swap_add,
 				 u64 *orig)
 {
 	u64 *p;
 	u32 n;
 
 	if ((va & 7) ||
-	    !sroce_mr_ok(mr, key, true, IB_ACCESS_REMOTE_ATOMIC, va, 8))
+	    !sroce_mr_ok(mr, key, remote,
+			 remote ? IB_ACCESS_REMOTE_ATOMIC : 0, va, 8))
 		return -EACCES;
 	p = sroce_mr_addr(mr, va, 8, &n);
 	if (cmp_swap)
@@ -226,10 +291,32 @@ static int sroce_mr_check_atomic(struct sroce_mr *mr, u32 key, u64 va,
 	return 0;
 }
 
+/* An atomic through a window: both checks and the operation, locked. */
+static int sroce_mw_atomic(struct sroce_mr *win, u32 key,
+			   const struct sroce_qp *rqp, u64 va, bool cmp_swap,
+			   u64 cmp, u64 swap_add, u64 *orig)
+{
+	struct sroce_mr *mr;
+	unsigned long flags;
+	int err = -EACCES;
+
+	spin_lock_irqsave(&win->lock, flags);
+	mr = sroce_mw_target(win, rqp, key, IB_ACCESS_REMOTE_ATOMIC, va, 8);
+	if (mr) {
+		spin_lock_nested(&mr->lock, SINGLE_DEPTH_NESTING);
+		err = sroce_mr_check_atomic(mr, win->bound_lkey, false, va,
+					    cmp_swap, cmp, swap_add, orig);
+		spin_unlock(&mr->lock);
+	}
+	spin_unlock_irqrestore(&win->lock, flags);
+	return err;
+}
+
 /**
  * sroce_mr_atomic - execute an atomic on an 8-byte target (IBA 9.4.5)
- * @mr: an MR the caller holds a reference on
+ * @mr: an MR (or a window) the caller holds a reference on
  * @key: the rkey the request names
+ * @rqp: the QP the request came through
  * @va: the target, 8-byte aligned (so it never straddles a page)
  * @cmp_swap: compare and swap, else fetch and add
  * @cmp: the compare operand
@@ -240,18 +327,21 @@ static int sroce_mr_check_atomic(struct sroce_mr *mr, u32 key, u64 va,
  *
  * Return: 0, or -EACCES when the MR does not allow it.
  */
-int sroce_mr_atomic(struct sroce_mr *mr, u32 key, u64 va, bool cmp_swap,
-		    u64 cmp, u64 swap_add, u64 *orig)
+int sroce_mr_atomic(struct sroce_mr *mr, u32 key, const struct sroce_qp *rqp,
+		    u64 va, bool cmp_swap, u64 cmp, u64 swap_add, u64 *orig)
 {
 	unsigned long flags;
 	int err;
 
 	if (mr->kind == SROCE_MR_DMA)
-		return sroce_mr_check_atomic(mr, key, va, cmp_swap, cmp,
+		return sroce_mr_check_atomic(mr, key, true, va, cmp_swap, cmp,
 					     swap_add, orig);
+	if (mr->kind == SROCE_MR_MW)
+		return sroce_mw_atomic(mr, key, rqp, va, cmp_swap, cmp,
+				       swap_add, orig);
 	spin_lock_irqsave(&mr->lock, flags);
-	err = sroce_mr_check_atomic(mr, key, va, cmp_swap, cmp, swap_add,
-				    orig);
+	err = sroce_mr_check_atomic(mr, key, true, va, cmp_swap, cmp,
+				    swap_add, orig);
 	spin_unlock_irqrestore(&mr->lock, flags);
 	return err;
 }
@@ -292,7 +382,7 @@ int sroce_sge_copy(struct sroce_qp *qp, const struct ib_sge *sge,
 				     sge[i].addr + offset, n);
 		if (!mr)
 			return -EACCES;
-		err = sroce_mr_access(mr, sge[i].lkey, false, access,
+		err = sroce_mr_access(mr, sge[i].lkey, NULL, access,
 				      sge[i].addr + offset, buf, n, to_mr);
 		sroce_mr_put(mr);
 		if (err)

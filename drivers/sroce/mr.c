@@ -10,6 +10,11 @@
 
 #include "sroce.h"
 
+static enum sroce_obj_type sroce_mr_obj(const struct sroce_mr *mr)
+{
+	return mr->kind == SROCE_MR_MW ? SROCE_OBJ_MW : SROCE_OBJ_MR;
+}
+
 /* The last reference is gone: free in process context (umem release sleeps). */
 static void sroce_mr_free_work(struct work_struct *work)
 {
@@ -17,8 +22,14 @@ static void sroce_mr_free_work(struct work_struct *work)
 
 	ib_umem_release(mr->umem);
 	kvfree(mr->pages);
-	sroce_live_dec(SROCE_OBJ_MR);
+	sroce_live_dec(sroce_mr_obj(mr));
 	kfree_rcu(mr, elem.rcu);	/* a lookup may still have loaded it */
+}
+
+/* The device limit an MR or a window counts against. */
+static atomic_t *sroce_mr_count(struct sroce_dev *sdev, enum sroce_mr_kind kind)
+{
+	return kind == SROCE_MR_MW ? &sdev->nr_mw : &sdev->nr_mr;
 }
 
 static void sroce_mr_release(struct sroce_pool_elem *elem)
@@ -28,22 +39,37 @@ static void sroce_mr_release(struct sroce_pool_elem *elem)
 	queue_work(sroce_free_wq, &mr->free_work);
 }
 
-/*
- * A new MR with a reserved key index; sroce_mr_publish() makes it
- * reachable once it is complete, sroce_mr_abort() undoes this.
+/**
+ * sroce_mr_alloc - a new MR (or window) with a reserved key index
+ * @sdev: the device
+ * @access: its IB_ACCESS_* rights
+ * @kind: what it is
+ *
+ * MRs and windows share one index, so that an rkey finds either, and
+ * count against their own limits (max_mr, max_mw).  sroce_mr_publish()
+ * makes it reachable once it is complete, sroce_mr_abort() undoes this.
+ *
+ * Return: the MR, or ERR_PTR(-ENOMEM).
  */
-static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev, int access,
-				       enum sroce_mr_kind kind)
+struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev, int access,
+				enum sroce_mr_kind kind)
 {
+	atomic_t *count = sroce_mr_count(sdev, kind);
 	struct sroce_mr *mr;
 	int err;
 
+	if (!sroce_charge(count, kind == SROCE_MR_MW ? SROCE_MAX_MW :
+						      SROCE_MAX_MR))
+		return ERR_PTR(-ENOMEM);
 	mr = sroce_fail(SROCE_FAULT_CREATE) ? NULL :
 	     kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
-	if (!mr)
+	if (!mr) {
+		sroce_uncharge(count);
 		return ERR_PTR(-ENOMEM);
+	}
 	err = sroce_pool_add(&sdev->mr_pool, &mr->elem);
 	if (err) {
+		sroce_uncharge(count);
 		kfree(mr);
 		return ERR_PTR(err);
 	}
@@ -59,23 +85,24 @@ static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev, int access,
 	mr->ibmr.lkey = mr->elem.id << 8 |
 			((u32)atomic_inc_return(&sdev->mr_key_byte) & 0xff);
 	mr->ibmr.rkey = mr->ibmr.lkey;
-	sroce_live_inc(SROCE_OBJ_MR);
+	sroce_live_inc(sroce_mr_obj(mr));
 	return mr;
 }
 
 /* The MR is complete: lookups by key may find it from now on. */
-static void sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
+void sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
 	sroce_pool_publish(&sdev->mr_pool, &mr->elem);
 }
 
 /* An MR that was never published: nobody else can hold it. */
-static void sroce_mr_abort(struct sroce_dev *sdev, struct sroce_mr *mr)
+void sroce_mr_abort(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
 	sroce_pool_abort(&sdev->mr_pool, &mr->elem);
+	sroce_uncharge(sroce_mr_count(sdev, mr->kind));
 	ib_umem_release(mr->umem);
 	kvfree(mr->pages);
-	sroce_live_dec(SROCE_OBJ_MR);
+	sroce_live_dec(sroce_mr_obj(mr));
 	kfree(mr);
 }
 
@@ -121,7 +148,8 @@ static int sroce_mr_umem_pages(struct sroce_mr *mr, struct ib_umem *umem,
 }
 
 #define SROCE_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_MW_BIND)
 
 /*
  * The rights a user MR may have, without the optional flags (relaxed
@@ -225,6 +253,9 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	/* Only memory registered from user space can be registered again. */
 	if (mr->kind != SROCE_MR_USER)
 		return ERR_PTR(-EINVAL);
+	/* IBA 10.6.7.2.6: not while windows are bound to it. */
+	if (atomic_read(&mr->nr_mw))
+		return ERR_PTR(-EBUSY);
 	if (!(flags & IB_MR_REREG_ACCESS))
 		access = mr->access;
 	err = sroce_mr_access_ok(&access);
@@ -331,17 +362,28 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
  * it (user pages stay pinned until then, so nothing touches freed
  * memory).
  *
- * Return: 0.
+ * An MR with windows bound to it is not deregistered (IBA 10.6.7.2.6, as
+ * rdma_rxe): the windows must be invalidated, unbound or deallocated
+ * first.  At process exit ib_core tries again once they are gone.
+ *
+ * Return: 0, or -EBUSY while windows are bound to the MR.
  */
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct sroce_mr *mr = to_smr(ibmr);
+	struct sroce_dev *sdev = to_sdev(ibmr->device);
 	unsigned long flags;
 
 	spin_lock_irqsave(&mr->lock, flags);
+	/* A bind counts itself under this lock (mw.c): one of us sees it. */
+	if (atomic_read(&mr->nr_mw)) {
+		spin_unlock_irqrestore(&mr->lock, flags);
+		return -EBUSY;
+	}
 	WRITE_ONCE(mr->dead, true);
 	mr->valid = false;
 	spin_unlock_irqrestore(&mr->lock, flags);
-	sroce_pool_unpublish(&to_sdev(ibmr->device)->mr_pool, &mr->elem);
+	sroce_pool_unpublish(&sdev->mr_pool, &mr->elem);
+	sroce_uncharge(&sdev->nr_mr);
 	return 0;
 }

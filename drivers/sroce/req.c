@@ -39,7 +39,8 @@ static u32 sroce_wqe_npkts(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 
 static bool sroce_wqe_is_local(const struct sroce_send_wqe *wqe)
 {
-	return wqe->opcode == IB_WR_REG_MR || wqe->opcode == IB_WR_LOCAL_INV;
+	return wqe->opcode == IB_WR_REG_MR || wqe->opcode == IB_WR_LOCAL_INV ||
+	       wqe->opcode == IB_WR_BIND_MW;
 }
 
 /* The BTH opcode of the packet at @offset of @wqe (IBA 9.2.1 table 38). */
@@ -137,7 +138,7 @@ static int sroce_wqe_walk(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 			return -EACCES;
 		err = skb ? sroce_mr_frags(sge->mr, sge->lkey,
 					   sge->addr + offset, n, skb) :
-			    sroce_mr_access(sge->mr, sge->lkey, false, access,
+			    sroce_mr_access(sge->mr, sge->lkey, NULL, access,
 					    sge->addr + offset, buf, n, to_mr);
 		if (err)
 			return err;

@@ -351,7 +351,7 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 		 * us, and a payload that changes after its ICRC was computed
 		 * is dropped at the requester, again at every retry.
 		 */
-		if (paylen && sroce_mr_access(res->mr, res->rkey, true,
+		if (paylen && sroce_mr_access(res->mr, res->rkey, qp,
 					      IB_ACCESS_REMOTE_READ,
 					      res->va + off, pkt.payload,
 					      paylen, false)) {
@@ -450,7 +450,7 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
 		return;
 	}
-	err = sroce_mr_atomic(mr, be32_to_cpu(a->rkey), va,
+	err = sroce_mr_atomic(mr, be32_to_cpu(a->rkey), qp, va,
 			      (pkt->opcode & 0x1f) == SROCE_CMP_SWAP,
 			      be64_to_cpu(a->cmp), be64_to_cpu(a->swap_add),
 			      &res->orig);
@@ -606,7 +606,7 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	if (pkt->info & SROCE_H_IETH) {
 		u32 key = get_unaligned_be32(pkt->payload - 4);
 
-		if (sroce_invalidate(qp, key) != IB_WC_SUCCESS) {
+		if (sroce_invalidate(qp, key, true) != IB_WC_SUCCESS) {
 			sroce_resp_wqe_error(qp, IB_WC_REM_INV_REQ_ERR);
 			resp->cur = 0;
 			sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
@@ -694,7 +694,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	 * writing into pages the ULP took back).
 	 */
 	if (pkt->paylen &&
-	    sroce_mr_access(resp->mr, resp->rkey, true, IB_ACCESS_REMOTE_WRITE,
+	    sroce_mr_access(resp->mr, resp->rkey, qp, IB_ACCESS_REMOTE_WRITE,
 			    resp->va, pkt->payload, pkt->paylen, true))
 		goto access;
 	resp->va += pkt->paylen;

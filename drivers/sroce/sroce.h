@@ -13,6 +13,7 @@
  *   qp.c      QP objects and the IBA QP state machine
  *   post.c    work request queues (post_recv, flush)
  *   mr.c      memory regions
+ *   mw.c      memory windows (type 1 and type 2B): alloc, bind, invalidate
  *   mmap.c    kernel memory user space maps (mapped rings)
  *   uring.c   mapped work queues: SQ, RQ and SRQ rings without system calls
  * Transport engine:
@@ -66,6 +67,7 @@
 #define SROCE_MAX_CQ		4096
 #define SROCE_MAX_CQE		32767
 #define SROCE_MAX_MR		65536
+#define SROCE_MAX_MW		65536	/* windows share the MRs' key space */
 #define SROCE_MAX_PD		4096
 #define SROCE_MAX_AH		4096
 #define SROCE_MAX_SRQ		1024
@@ -113,6 +115,7 @@ enum sroce_obj_type {
 	SROCE_OBJ_QP,
 	SROCE_OBJ_SRQ,
 	SROCE_OBJ_MR,
+	SROCE_OBJ_MW,
 	SROCE_OBJ_AH,
 	SROCE_OBJ_MCG,
 	SROCE_OBJ_MCA,
@@ -230,6 +233,7 @@ struct sroce_dev {
 	struct sroce_pool qp_pool;
 	struct sroce_pool mr_pool;
 	atomic_t nr_pd, nr_cq, nr_srq, nr_ah;	/* against the device limits */
+	atomic_t nr_mr, nr_mw;		/* both in mr_pool: charged apart */
 	atomic_t mr_key_byte;		/* the low byte of the next MR key */
 	atomic_t win_busy;		/* RC QPs with packets unacked */
 
@@ -332,13 +336,14 @@ struct sroce_ah {
 };
 
 /**
- * struct sroce_mr - a memory region
+ * struct sroce_mr - a memory region, or a memory window
  * @lock: serialises every access to the memory (check and copy) with what
  *        changes what the MR maps or allows: REG_MR, invalidation,
  *        map_mr_sg and dereg (a leaf lock; DMA MRs never change and take
- *        no lock)
- * @kind: DMA, user or fast-register
- * @access: IB_ACCESS_* flags
+ *        no lock).  A window's lock is taken outside the lock of the MR it
+ *        is bound to (spin_lock_nested), never the other way round.
+ * @kind: DMA, user, fast-register, or a window (mw.c)
+ * @access: IB_ACCESS_* flags (a window: the remote rights of its binding)
  * @umem: user MRs only
  * @pages: kernel addresses of the MR's pages (user and fast-register MRs;
  *         a DMA MR has none and names kernel addresses directly)
@@ -346,14 +351,24 @@ struct sroce_ah {
  * @npages: entries of @pages in use
  * @page_shift: log2 of the page size of @pages
  * @page_offset: offset of the MR's first byte in @pages[0]
- * @valid: fast-register MRs: between IB_WR_REG_MR and invalidation
+ * @valid: fast-register MRs: between IB_WR_REG_MR and invalidation;
+ *         windows: bound (ibmr.iova and ibmr.length are the bound range)
  * @dead: deregistered: every later access fails; the last holder frees
+ * @nr_mw: MRs: windows bound to it (dereg and rereg refuse while any is)
+ * @mw_type: windows: IB_MW_TYPE_1 or IB_MW_TYPE_2 (type 2B)
+ * @mw_qpn: bound type 2 windows: the only QP they may be used through
+ * @bound: bound windows: the MR, with a reference
+ * @bound_lkey: the MR's lkey at bind time: a re-keyed MR is another one
  * @free_work: frees the MR at the last put (ib_umem_release() sleeps)
+ *
+ * A window lives in the MRs' index so that one rkey lookup finds either;
+ * its ibmr is private (ib_core sees the struct ib_mw of struct sroce_mw).
  */
 enum sroce_mr_kind {
 	SROCE_MR_DMA,		/* kernel addresses, all memory */
 	SROCE_MR_USER,		/* pinned user pages */
 	SROCE_MR_FRWR,		/* fast-register page list */
+	SROCE_MR_MW,		/* a memory window onto a user MR */
 };
 
 struct sroce_mr {
@@ -370,7 +385,18 @@ struct sroce_mr {
 	u32 page_offset;
 	bool valid;
 	bool dead;
+	atomic_t nr_mw;
+	u8 mw_type;
+	u32 mw_qpn;
+	struct sroce_mr *bound;
+	u32 bound_lkey;
 	struct work_struct free_work;
+};
+
+/* What ib_core allocates for an ib_mw: the window itself is in the index. */
+struct sroce_mw {
+	struct ib_mw ibmw;
+	struct sroce_mr *win;
 };
 
 /*
@@ -399,6 +425,11 @@ enum sroce_wqe_state {
  * @npkts: packets (request PSNs: a read has one per response packet)
  * @done: read WQEs: response bytes already placed
  * @av: UD WRs: the destination, copied from the AH at post time
+ *
+ * IB_WR_BIND_MW (from a mapped SQ only: uverbs has no command for it)
+ * names the window by @ex (its rkey now) and gives @rkey (its next rkey),
+ * @remote_addr and @compare_add (the range), @reg_key (the MR's lkey) and
+ * @reg_access (the window's rights).
  */
 struct sroce_send_wqe {
 	u64 wr_id;
@@ -415,8 +446,8 @@ struct sroce_send_wqe {
 	u32 remote_qkey;
 	struct sroce_av av;
 	struct sroce_mr *reg_mr;	/* IB_WR_REG_MR, with a reference */
-	u32 reg_key;
-	int reg_access;
+	u32 reg_key;			/* REG_MR: the key; BIND_MW: MR lkey */
+	int reg_access;			/* REG_MR, BIND_MW: the rights */
 	enum sroce_wqe_state state;
 	enum ib_wc_status status;
 	u32 first_psn;
@@ -673,6 +704,11 @@ static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
 	return container_of(ibmr, struct sroce_mr, ibmr);
 }
 
+static inline struct sroce_mw *to_smw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct sroce_mw, ibmw);
+}
+
 /**
  * struct sroce_pkt - a RoCEv2 packet being built or parsed
  * @hdr: the BTH (start of the transport headers)
@@ -919,10 +955,11 @@ struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, bool remote,
 				 int access, u64 va, u64 len);
 int sroce_mr_frags(struct sroce_mr *mr, u32 key, u64 va, u32 len,
 		   struct sk_buff *skb);
-int sroce_mr_access(struct sroce_mr *mr, u32 key, bool remote, int access,
-		    u64 va, void *buf, u32 len, bool to_mr);
-int sroce_mr_atomic(struct sroce_mr *mr, u32 key, u64 va, bool cmp_swap,
-		    u64 cmp, u64 swap_add, u64 *orig);
+int sroce_mr_access(struct sroce_mr *mr, u32 key,
+		    const struct sroce_qp *rqp, int access, u64 va, void *buf,
+		    u32 len, bool to_mr);
+int sroce_mr_atomic(struct sroce_mr *mr, u32 key, const struct sroce_qp *rqp,
+		    u64 va, bool cmp_swap, u64 cmp, u64 swap_add, u64 *orig);
 int sroce_sge_copy(struct sroce_qp *qp, const struct ib_sge *sge,
 		   u32 num_sge, u32 offset, void *buf, u32 len, bool to_mr);
 
@@ -959,7 +996,7 @@ void sroce_comp_arm(struct sroce_qp *qp);
 void sroce_wqe_release(struct sroce_send_wqe *wqe);
 enum ib_wc_status sroce_local_op(struct sroce_qp *qp,
 				 struct sroce_send_wqe *wqe);
-enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key);
+enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key, bool remote);
 
 /* window.c - RC window control */
 /*
@@ -1019,5 +1056,18 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 iova, int access,
 				  struct ib_pd *ibpd, struct ib_udata *udata);
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev, int access,
+				enum sroce_mr_kind kind);
+void sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr);
+void sroce_mr_abort(struct sroce_dev *sdev, struct sroce_mr *mr);
+
+/* mw.c */
+int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int sroce_dealloc_mw(struct ib_mw *ibmw);
+enum ib_wc_status sroce_bind_mw(struct sroce_qp *qp,
+				const struct sroce_send_wqe *wqe);
+enum ib_wc_status sroce_mw_invalidate(struct sroce_qp *qp,
+				      struct sroce_mr *win, u32 key,
+				      bool remote);
 
 #endif /* SROCE_H */

@@ -217,6 +217,33 @@ static void sroce_wqe_bad(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 }
 
 /*
+ * A bind of a memory window (mw.c): no struct ib_send_wr carries one, so
+ * the WQE is filled here.  IBA 10.6.7.2: RC and UC QPs bind, UD QPs
+ * cannot (their SQs are not mapped either).
+ */
+static int sroce_uwqe_bind(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
+			   const struct sroce_send_uwqe *u, u64 wr_id,
+			   u32 send_flags)
+{
+	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
+		return -EINVAL;
+	if (send_flags & IB_SEND_INLINE)
+		return -EINVAL;
+	memset(wqe, 0, struct_size(wqe, sge, qp->sq.max_sge));
+	wqe->wr_id = wr_id;
+	wqe->opcode = IB_WR_BIND_MW;
+	wqe->send_flags = send_flags;
+	wqe->status = IB_WC_SUCCESS;
+	wqe->ex = READ_ONCE(u->ex);
+	wqe->rkey = READ_ONCE(u->rkey);
+	wqe->remote_addr = READ_ONCE(u->bind.addr);
+	wqe->compare_add = READ_ONCE(u->bind.length);
+	wqe->reg_key = READ_ONCE(u->bind.mr_lkey);
+	wqe->reg_access = READ_ONCE(u->bind.access);
+	return 0;
+}
+
+/*
  * Copy one SQ entry into the WR post_send would get, then fill the WQE
  * from it as post_send does.  Each field is read once: the checks and the
  * engine see the same values, whatever the process writes meanwhile.
@@ -258,6 +285,8 @@ static int sroce_uwqe_take(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 	case IB_WR_SEND_WITH_INV:
 	case IB_WR_LOCAL_INV:
 		break;
+	case IB_WR_BIND_MW:
+		return sroce_uwqe_bind(qp, wqe, u, wr_id, w.wr.send_flags);
 	default:
 		return -EINVAL;
 	}

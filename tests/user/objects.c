@@ -61,8 +61,11 @@ static void qp_ex_masks(struct ibv_context *ctx, struct ibv_pd *pd,
 		{ "send ops: SEND and RDMA WRITE",
 		  IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 		  IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE, 0 },
-		{ "send ops: BIND_MW (no memory windows)",
-		  IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, IBV_QP_EX_WITH_BIND_MW,
+		{ "send ops: BIND_MW and LOCAL_INV",
+		  IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		  IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV, 0 },
+		{ "send ops: TSO (no TSO)",
+		  IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, IBV_QP_EX_WITH_TSO,
 		  EOPNOTSUPP },
 		{ "an unknown comp_mask bit", 1u << 20, 0, EOPNOTSUPP },
 	};
@@ -474,6 +477,356 @@ out:
 		ibv_dealloc_pd(pd2);
 }
 
+/* The next completion of @cq within 5 s: 1, or 0 when none came. */
+static int poll_wc(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	int n = 0, tries;
+
+	for (tries = 0; !n && tries < 5000; tries++) {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (!n)
+			usleep(1000);
+	}
+	return n == 1;
+}
+
+/* Post one WR on @qp and return the status of its completion (-1: none). */
+static int post_status(struct ibv_qp *qp, struct ibv_cq *cq,
+		       struct ibv_send_wr *wr, enum ibv_wc_opcode *op)
+{
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	if (ibv_post_send(qp, wr, &bad) || !poll_wc(cq, &wc) ||
+	    wc.wr_id != wr->wr_id)
+		return -1;
+	if (op)
+		*op = wc.opcode;
+	return wc.status;
+}
+
+/*
+ * The status of ibv_bind_mw() of type 1 window @mw on a fresh QP
+ * connected to itself (-1: none).  A bind that fails leaves the window as
+ * it was: its rkey is put back.
+ */
+static int bind_status(struct ibv_pd *pd, struct ibv_cq *cq, int sgid,
+		       union ibv_gid *gid, struct ibv_mw *mw,
+		       struct ibv_mw_bind_info *bi)
+{
+	struct ibv_qp_init_attr qi = {
+		.qp_type = IBV_QPT_RC, .send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_mw_bind mb = { .wr_id = 9, .send_flags = IBV_SEND_SIGNALED,
+				  .bind_info = *bi };
+	uint32_t rkey = mw->rkey;
+	struct ibv_qp *qp = ibv_create_qp(pd, &qi);
+	struct ibv_wc wc;
+	int st = -1;
+
+	if (qp && !to_rts(qp, sgid, gid) && !ibv_bind_mw(qp, mw, &mb) &&
+	    poll_wc(cq, &wc) && wc.wr_id == 9)
+		st = wc.status;
+	if (st != IBV_WC_SUCCESS)
+		mw->rkey = rkey;
+	if (qp)
+		ibv_destroy_qp(qp);
+	return st;
+}
+
+/*
+ * Memory windows (IBA 10.6.7): type 1 bound by ibv_bind_mw(), type 2B by
+ * a posted IBV_WR_BIND_MW and by ibv_wr_bind_mw(); the range and rights
+ * of a binding, a type 2B window usable through its own QP only, local
+ * and remote invalidation, unbinding, the binds IBA forbids, an MR that
+ * cannot go while a window is bound to it, deallocation while bound.
+ * @mapped: without the mapped SQ (SROCE_MAPPED=0) a bind is refused.
+ */
+static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
+		    union ibv_gid *gid, int mapped)
+{
+	static char src[4096], w[8192];
+	struct ibv_qp_init_attr_ex xa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = pd,
+		.send_ops_flags = IBV_QP_EX_WITH_BIND_MW |
+				  IBV_QP_EX_WITH_LOCAL_INV |
+				  IBV_QP_EX_WITH_SEND,
+	};
+	struct ibv_mw *mw1 = NULL, *mw2 = NULL, *mw3 = NULL;
+	struct ibv_mr *smr, *wmr, *nobind, *ro;
+	struct ibv_cq *cq = NULL, *tcq = NULL;
+	struct ibv_qp *a = NULL, *b = NULL;
+	struct ibv_qp_ex *bx;
+	struct ibv_mw_bind mb = { .wr_id = 1, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_mw_bind_info bi;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_recv_wr rwr = { .wr_id = 30, .sg_list = &sge,
+				   .num_sge = 1 }, *rbad;
+	struct ibv_wc wc, wc2;
+	enum ibv_wc_opcode op = 0;
+	uint32_t old, rkey2, rkey3;
+	int rc, st;
+
+	smr = ibv_reg_mr(pd, src, sizeof(src), IBV_ACCESS_LOCAL_WRITE);
+	wmr = ibv_reg_mr(pd, w, sizeof(w), IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_MW_BIND);
+	nobind = ibv_reg_mr(pd, w, sizeof(w), IBV_ACCESS_LOCAL_WRITE);
+	ro = ibv_reg_mr(pd, w, sizeof(w), IBV_ACCESS_MW_BIND);
+	mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	mw2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	mw3 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	ok(smr && wmr && nobind && ro && mw1 && mw2 && mw3 &&
+	   mw1->type == IBV_MW_TYPE_1 && mw2->type == IBV_MW_TYPE_2 &&
+	   mw1->rkey != mw2->rkey,
+	   "ibv_alloc_mw of type 1 and type 2, MRs with IBV_ACCESS_MW_BIND (%d)",
+	   errno);
+	errno = 0;
+	ok(!ibv_alloc_mw(pd, 3) && errno == EINVAL,
+	   "ibv_alloc_mw of type 3 is refused (%d)", errno);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	tcq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	xa.send_cq = xa.recv_cq = cq;
+	a = cq ? ibv_create_qp_ex(ctx, &xa) : NULL;
+	b = cq ? ibv_create_qp_ex(ctx, &xa) : NULL;
+	ok(a && b && !to_rts_peer(a, b->qp_num, sgid, gid) &&
+	   !to_rts_peer(b, a->qp_num, sgid, gid),
+	   "two RC QPs with BIND_MW among their send ops, connected");
+	if (!smr || !wmr || !nobind || !ro || !mw1 || !mw2 || !mw3 || !a ||
+	    !b || !tcq)
+		goto out;
+	bx = ibv_qp_to_qp_ex(b);
+	memset(src, 0x5a, sizeof(src));
+
+	st = write_status(pd, tcq, sgid, gid, smr->lkey, src, mw1->rkey,
+			  w + 1024, 64);
+	ok(st == IBV_WC_REM_ACCESS_ERR,
+	   "a WRITE through an unbound window fails (%d)", st);
+	mb.bind_info = (struct ibv_mw_bind_info){
+		.mr = wmr, .addr = (uintptr_t)w + 1024, .length = 1024,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
+	};
+	if (!mapped) {
+		rc = ibv_bind_mw(b, mw1, &mb);
+		ok(rc == EOPNOTSUPP,
+		   "ibv_bind_mw over the uverbs commands: EOPNOTSUPP (%d)", rc);
+		goto out;
+	}
+
+	/* Type 1: ibv_bind_mw. */
+	old = mw1->rkey;
+	rc = ibv_bind_mw(b, mw1, &mb);
+	st = !rc && poll_wc(cq, &wc) && wc.wr_id == 1 ? (int)wc.status : -1;
+	ok(!rc && st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW &&
+	   mw1->rkey != old && (mw1->rkey >> 8) == (old >> 8),
+	   "type 1: ibv_bind_mw completes (IBV_WC_BIND_MW), new key byte (%d, %d)",
+	   rc, st);
+	st = write_status(pd, tcq, sgid, gid, smr->lkey, src, mw1->rkey,
+			  w + 1024, 512);
+	ok(st == IBV_WC_SUCCESS && w[1024] == 0x5a && w[1535] == 0x5a &&
+	   !w[1536] && !w[1023],
+	   "type 1: a WRITE through it lands in its range (%d)", st);
+	st = write_status(pd, tcq, sgid, gid, smr->lkey, src, mw1->rkey,
+			  w + 1536, 1024);
+	ok(st == IBV_WC_REM_ACCESS_ERR && !w[1536],
+	   "type 1: a WRITE across its end fails (%d)", st);
+	st = write_status(pd, tcq, sgid, gid, smr->lkey, src, wmr->rkey,
+			  w + 1024, 64);
+	ok(st == IBV_WC_REM_ACCESS_ERR,
+	   "the MR's own rkey gives no remote access (%d)", st);
+	st = write_status(pd, tcq, sgid, gid, smr->lkey, src, old, w + 1024, 64);
+	ok(st == IBV_WC_REM_ACCESS_ERR,
+	   "the window's rkey before the bind no longer works (%d)", st);
+	memset(src, 0, 64);
+	st = rdma_status(pd, tcq, sgid, gid, IBV_WR_RDMA_READ, smr->lkey, src,
+			 mw1->rkey, (uintptr_t)w + 1024, 64);
+	ok(st == IBV_WC_SUCCESS && src[0] == 0x5a && src[63] == 0x5a,
+	   "type 1: a READ through it (%d)", st);
+	memset(src, 0x5a, sizeof(src));
+	rc = ibv_dereg_mr(wmr);
+	ok(rc == EBUSY, "ibv_dereg_mr of an MR with a window bound: EBUSY (%d)",
+	   rc);
+	rc = ibv_rereg_mr(wmr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			  IBV_ACCESS_LOCAL_WRITE);
+	ok(rc == IBV_REREG_MR_ERR_CMD,
+	   "ibv_rereg_mr of an MR with a window bound is refused (%d)", rc);
+	rc = ibv_bind_mw(b, mw2, &mb);
+	ok(rc == EINVAL, "ibv_bind_mw of a type 2 window: EINVAL (%d)", rc);
+
+	/* Type 2B: a posted IBV_WR_BIND_MW, then ibv_wr_bind_mw. */
+	rkey2 = ibv_inc_rkey(mw2->rkey);
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 2;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.bind_mw.mw = mw2;
+	wr.bind_mw.rkey = rkey2;
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = wmr, .addr = (uintptr_t)w + 4096, .length = 2048,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	st = post_status(b, cq, &wr, &op);
+	ok(st == IBV_WC_SUCCESS && op == IBV_WC_BIND_MW,
+	   "type 2: a posted IBV_WR_BIND_MW completes (%d)", st);
+	sge = (struct ibv_sge){ (uintptr_t)src, 200, smr->lkey };
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 3;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.wr.rdma.remote_addr = (uintptr_t)w + 4096;
+	wr.wr.rdma.rkey = rkey2;
+	st = post_status(a, cq, &wr, NULL);
+	ok(st == IBV_WC_SUCCESS && w[4096] == 0x5a && w[4295] == 0x5a &&
+	   !w[4296], "type 2: a WRITE to the QP that bound it (%d)", st);
+	st = write_status(pd, tcq, sgid, gid, smr->lkey, src, rkey2, w + 4096,
+			  64);
+	ok(st == IBV_WC_REM_ACCESS_ERR,
+	   "type 2: a WRITE to another QP of the PD fails (%d)", st);
+	ibv_wr_start(bx);
+	bx->wr_id = 4;
+	bx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_local_inv(bx, rkey2);
+	rc = ibv_wr_complete(bx);
+	st = !rc && poll_wc(cq, &wc) && wc.wr_id == 4 ? (int)wc.status : -1;
+	ok(st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_LOCAL_INV,
+	   "type 2: LOCAL_INV of it (%d, %d)", rc, st);
+	rkey3 = ibv_inc_rkey(rkey2);
+	bi = (struct ibv_mw_bind_info){
+		.mr = wmr, .addr = (uintptr_t)w + 4096, .length = 2048,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	ibv_wr_start(bx);
+	bx->wr_id = 5;
+	bx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(bx, mw2, rkey3, &bi);
+	rc = ibv_wr_complete(bx);
+	st = !rc && poll_wc(cq, &wc) && wc.wr_id == 5 ? (int)wc.status : -1;
+	ok(st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW,
+	   "type 2: bound again after the invalidation, by ibv_wr_bind_mw (%d, %d)",
+	   rc, st);
+
+	/* Unbinding a type 1 window, and binds IBA forbids. */
+	mb.bind_info = (struct ibv_mw_bind_info){};
+	mb.wr_id = 6;
+	rc = ibv_bind_mw(b, mw1, &mb);
+	st = !rc && poll_wc(cq, &wc) && wc.wr_id == 6 ? (int)wc.status : -1;
+	ok(st == IBV_WC_SUCCESS, "type 1: a bind of length 0 unbinds (%d, %d)",
+	   rc, st);
+	st = write_status(pd, tcq, sgid, gid, smr->lkey, src, mw1->rkey,
+			  w + 1024, 64);
+	ok(st == IBV_WC_REM_ACCESS_ERR,
+	   "type 1: a WRITE after the unbind fails (%d)", st);
+	mb.bind_info = (struct ibv_mw_bind_info){
+		.mr = wmr, .addr = (uintptr_t)w, .length = 64,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	mb.wr_id = 7;
+	rc = ibv_bind_mw(b, mw1, &mb);
+	st = !rc && poll_wc(cq, &wc) && wc.wr_id == 7 ? (int)wc.status : -1;
+	ok(st == IBV_WC_SUCCESS, "type 1: bound again (%d, %d)", rc, st);
+	bi = (struct ibv_mw_bind_info){
+		.mr = nobind, .addr = (uintptr_t)w, .length = 64,
+		.mw_access_flags = IBV_ACCESS_REMOTE_READ,
+	};
+	st = bind_status(pd, tcq, sgid, gid, mw3, &bi);
+	ok(st == IBV_WC_MW_BIND_ERR,
+	   "a bind to an MR without IBV_ACCESS_MW_BIND: IBV_WC_MW_BIND_ERR (%d)",
+	   st);
+	bi.mr = wmr;
+	bi.length = sizeof(w) + 1;
+	st = bind_status(pd, tcq, sgid, gid, mw3, &bi);
+	ok(st == IBV_WC_MW_BIND_ERR,
+	   "a bind beyond the MR's end: IBV_WC_MW_BIND_ERR (%d)", st);
+	bi.mr = ro;
+	bi.length = 64;
+	bi.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	st = bind_status(pd, tcq, sgid, gid, mw3, &bi);
+	ok(st == IBV_WC_MW_BIND_ERR,
+	   "remote write through an MR without local write: IBV_WC_MW_BIND_ERR (%d)",
+	   st);
+	bi.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+	st = bind_status(pd, tcq, sgid, gid, mw3, &bi);
+	ok(st == IBV_WC_SUCCESS, "remote read through it is fine (%d)", st);
+
+	/* Remote invalidation: SEND_WITH_INV names the type 2 window. */
+	sge = (struct ibv_sge){ (uintptr_t)src + 2048, 64, smr->lkey };
+	rc = ibv_post_recv(b, &rwr, &rbad);
+	sge = (struct ibv_sge){ (uintptr_t)src, 16, smr->lkey };
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 31;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND_WITH_INV;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.invalidate_rkey = rkey3;
+	rc = rc ? rc : ibv_post_send(a, &wr, &bad);
+	st = !rc && poll_wc(cq, &wc) && poll_wc(cq, &wc2);
+	if (st && wc.wr_id != 30)
+		wc = wc2;
+	ok(st && wc.wr_id == 30 && wc.status == IBV_WC_SUCCESS &&
+	   (wc.wc_flags & IBV_WC_WITH_INV) && wc.invalidated_rkey == rkey3,
+	   "type 2: SEND_WITH_INV invalidates it, the receive says so (%d)", rc);
+	sge = (struct ibv_sge){ (uintptr_t)src, 64, smr->lkey };
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 32;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.wr.rdma.remote_addr = (uintptr_t)w + 4096;
+	wr.wr.rdma.rkey = rkey3;
+	st = post_status(a, cq, &wr, NULL);
+	ok(st == IBV_WC_REM_ACCESS_ERR,
+	   "type 2: a WRITE after the remote invalidation fails (%d)", st);
+
+	/* Type 1 windows are not invalidated by a WR (o10-37.2.26). */
+	ibv_destroy_qp(a);
+	a = ibv_create_qp_ex(ctx, &xa);
+	if (a && !to_rts(a, sgid, gid)) {
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = 33;
+		wr.opcode = IBV_WR_LOCAL_INV;
+		wr.invalidate_rkey = mw1->rkey;
+		st = post_status(a, cq, &wr, NULL);
+	} else {
+		st = -1;
+	}
+	ok(st == IBV_WC_MW_BIND_ERR,
+	   "LOCAL_INV of a type 1 window: IBV_WC_MW_BIND_ERR (%d)", st);
+out:
+	if (a)
+		ibv_destroy_qp(a);
+	if (b)
+		ibv_destroy_qp(b);
+	/* Deallocation while bound unbinds: the MR can go after. */
+	if (mw1)
+		ok(!ibv_dealloc_mw(mw1), "ibv_dealloc_mw of a bound window");
+	if (mw2)
+		ibv_dealloc_mw(mw2);
+	if (mw3)
+		ibv_dealloc_mw(mw3);
+	if (wmr)
+		ok(!ibv_dereg_mr(wmr), "ibv_dereg_mr once no window is bound");
+	if (ro)
+		ibv_dereg_mr(ro);
+	if (nobind)
+		ibv_dereg_mr(nobind);
+	if (smr)
+		ibv_dereg_mr(smr);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (tcq)
+		ibv_destroy_cq(tcq);
+}
+
 /*
  * ibv_resize_cq with completions waiting (a mapped CQ moves them to its
  * new ring): up, then below the fill (EINVAL, IBA 11.2.9); every
@@ -612,6 +965,8 @@ int main(int argc, char **argv)
 	qp_ex_masks(ctx, pd, cq);
 	cq_ex(ctx, pd, mr, buf, sgid, &gid);
 	rereg(ctx, pd, cq, sgid, &gid);
+	windows(ctx, pd, sgid, &gid, !getenv("SROCE_MAPPED") ||
+		strcmp(getenv("SROCE_MAPPED"), "0"));
 	/* Pinning a million pages is slow under emulation: once is enough. */
 	if (!getenv("SROCE_MAPPED") || strcmp(getenv("SROCE_MAPPED"), "0"))
 		big_mr(&dattr.orig_attr, pd, cq, sgid, &gid);

@@ -78,6 +78,7 @@
 #define NMR		8
 #define NQP		8
 #define NAH		4
+#define NMW		4
 #define NSRQ		2
 #define NSTALE		16
 #define MAX_CHAIN	4
@@ -169,7 +170,8 @@ enum op {
 	OP_QUERY_QP, OP_DESTROY_QP, OP_CREATE_AH, OP_DESTROY_AH,
 	OP_CREATE_SRQ, OP_MODIFY_SRQ, OP_QUERY_SRQ, OP_DESTROY_SRQ,
 	OP_POST_SEND, OP_POST_RECV, OP_POST_SRQ_RECV, OP_POLL_CQ,
-	OP_NOTIFY_CQ, OP_QUERY, OP_MCAST, OP_FORK, NOPS
+	OP_NOTIFY_CQ, OP_QUERY, OP_MCAST, OP_FORK, OP_ALLOC_MW,
+	OP_DEALLOC_MW, OP_BIND_MW, NOPS
 };
 
 static const struct {
@@ -202,6 +204,9 @@ static const struct {
 	[OP_QUERY] = { "query", 2 },
 	[OP_MCAST] = { "attach/detach_mcast", 1 },
 	[OP_FORK] = { "fork", 1 },
+	[OP_ALLOC_MW] = { "alloc_mw", 2 },
+	[OP_DEALLOC_MW] = { "dealloc_mw", 1 },
+	[OP_BIND_MW] = { "bind_mw", 4 },
 };
 
 struct stats {
@@ -251,6 +256,11 @@ struct fah {
 	uint32_t pdgen;
 };
 
+struct fmw {
+	struct ibv_mw *mw;
+	uint32_t pdgen;
+};
+
 struct fsrq {
 	struct ibv_srq *srq;
 	uint32_t pdgen;
@@ -268,6 +278,7 @@ struct thr {
 	struct fmr mr[NMR];
 	struct fqp qp[NQP];
 	struct fah ah[NAH];
+	struct fmw mw[NMW];
 	struct fsrq srq[NSRQ];
 	uint32_t stale[NSTALE];
 	int nstale;
@@ -392,6 +403,8 @@ static int pd_children(struct thr *t, uint32_t gen)
 		n += t->ah[i].ah && t->ah[i].pdgen == gen;
 	for (i = 0; i < NSRQ; i++)
 		n += t->srq[i].srq && t->srq[i].pdgen == gen;
+	for (i = 0; i < NMW; i++)
+		n += t->mw[i].mw && t->mw[i].pdgen == gen;
 	return n;
 }
 
@@ -661,6 +674,8 @@ static int rand_access(struct thr *t)
 			a |= IBV_ACCESS_REMOTE_READ;
 		if (chance(t, 40))
 			a |= IBV_ACCESS_REMOTE_ATOMIC;
+		if (chance(t, 40))
+			a |= IBV_ACCESS_MW_BIND;
 		return a;
 	}
 	if (r < 80)
@@ -1277,12 +1292,14 @@ static void rand_inline(struct thr *t, struct ibv_sge *s, int n, int max,
 static void rand_remote(struct thr *t, uint64_t *addr, uint32_t *rkey,
 			int atomic)
 {
-	int m = USED(t, t->mr, mr);
+	int m = USED(t, t->mr, mr), w = USED(t, t->mw, mw);
 
 	if (m >= 0 && chance(t, 75)) {
 		struct fmr *f = &t->mr[m];
 
-		*rkey = f->mr->rkey;
+		/* A window's rkey, bound or not, to anywhere in an MR. */
+		*rkey = w >= 0 && chance(t, 15) ? t->mw[w].mw->rkey :
+						  f->mr->rkey;
 		*addr = f->addr + (f->len ? rnd(t) % f->len : 0);
 		if (atomic && chance(t, 80))
 			*addr &= ~7ULL;
@@ -1591,6 +1608,121 @@ static void op_post_send(struct thr *t)
 	q->sposted += acc;
 	for (k = 0; k < acc; k++)
 		note_mr_users(t, i, wr[k].sg_list, wr[k].num_sge);
+}
+
+/*
+ * Memory windows: allocated of any type, deallocated bound or not, and
+ * bound by ibv_bind_mw() or a posted IBV_WR_BIND_MW with random MRs,
+ * ranges and rights (most binds are refused: a wrong type, PD, QP state,
+ * an MR without IBV_ACCESS_MW_BIND, a range outside it).  An MR with a
+ * window bound to it refuses deregistration (EBUSY), so the memory a
+ * window reaches stays the fuzzer's.
+ */
+static void op_alloc_mw(struct thr *t)
+{
+	static const int bad[] = { 0, 3, 255, -1 };
+	int i = FREE(t, t->mw, mw), p = USED(t, t->pd, pd), type;
+	struct ibv_mw *mw;
+
+	if (i < 0 || p < 0)
+		return;
+	type = chance(t, 90) ? 1 + (int)rn(t, 2) : bad[rn(t, 4)];
+	errno = 0;
+	mw = CALL(t, "ibv_alloc_mw",
+		  ibv_alloc_mw(t->pd[p].pd, (enum ibv_mw_type)type));
+	record(t, OP_ALLOC_MW, mw ? 0 : errno_or(ERRMAX));
+	if (mw && type != 1 && type != 2)
+		violation(t, "ibv_alloc_mw of type %d succeeded", type);
+	if (mw)
+		t->mw[i] = (struct fmw){ .mw = mw, .pdgen = t->pd[p].gen };
+}
+
+static void op_dealloc_mw(struct thr *t)
+{
+	int i = USED(t, t->mw, mw), err;
+
+	if (i < 0)
+		return;
+	err = CALL(t, "ibv_dealloc_mw", ibv_dealloc_mw(t->mw[i].mw));
+	record(t, OP_DEALLOC_MW, err);
+	if (err)
+		violation(t, "ibv_dealloc_mw: %s", strerror(err));
+	else
+		t->mw[i].mw = NULL;
+}
+
+/* A binding: mostly of an MR of @pdgen that allows binds, in its range. */
+static void rand_bind_info(struct thr *t, struct ibv_mw_bind_info *bi,
+			   uint32_t pdgen)
+{
+	static const unsigned int extra[] = {
+		IBV_ACCESS_ZERO_BASED, IBV_ACCESS_LOCAL_WRITE,
+		IBV_ACCESS_MW_BIND, 1u << 30,
+	};
+	int m = pick_mr(t, chance(t, 70) ? pdgen : 0,
+			chance(t, 80) ? IBV_ACCESS_MW_BIND : 0);
+	struct fmr *f = m >= 0 ? &t->mr[m] : NULL;
+
+	memset(bi, 0, sizeof(*bi));
+	if (f && chance(t, 90)) {
+		bi->mr = f->mr;
+		bi->addr = f->addr + (f->len ? rnd(t) % f->len : 0);
+		bi->length = f->addr + f->len - bi->addr;
+		bi->length = bi->length ? 1 + rnd(t) % bi->length : 0;
+		if (chance(t, 10))
+			bi->length = rnd(t);
+		if (chance(t, 10))
+			bi->addr = rnd(t);
+	}
+	bi->mw_access_flags = rn(t, 8) & (IBV_ACCESS_REMOTE_WRITE |
+					  IBV_ACCESS_REMOTE_READ |
+					  IBV_ACCESS_REMOTE_ATOMIC);
+	if (!bi->mw_access_flags)
+		bi->mw_access_flags = IBV_ACCESS_REMOTE_READ;
+	if (chance(t, 5))
+		bi->mw_access_flags |= extra[rn(t, 4)];
+}
+
+static void op_bind_mw(struct thr *t)
+{
+	int i = chance(t, 70) ? pick_qp(t, IBV_QPS_RTS) : USED(t, t->qp, qp);
+	int w = USED(t, t->mw, mw), k, c = 0, err;
+	struct ibv_send_wr wr = {}, *bad = NULL;
+	struct fqp *q;
+
+	if (i < 0 || w < 0)
+		return;
+	q = &t->qp[i];
+	/* Mostly a window of the QP's PD (any type). */
+	for (k = 0; k < NMW && chance(t, 70); k++)
+		if (t->mw[k].mw && t->mw[k].pdgen == q->pdgen &&
+		    rn(t, ++c) == 0)
+			w = k;
+	wr.wr_id = wrid(K_SEND, t->id, q->uid, q->epoch, t->serial++);
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = rand_send_flags(t) & ~IBV_SEND_INLINE;
+	wr.bind_mw.mw = t->mw[w].mw;
+	wr.bind_mw.rkey = chance(t, 90) ? ibv_inc_rkey(t->mw[w].mw->rkey) :
+					  any32(t);
+	rand_bind_info(t, &wr.bind_mw.bind_info, q->pdgen);
+	t->st.wr[K_SEND]++;
+	if (chance(t, 50)) {
+		struct ibv_mw_bind mb = {
+			.wr_id = wr.wr_id, .send_flags = wr.send_flags,
+			.bind_info = wr.bind_mw.bind_info,
+		};
+
+		err = CALL(t, "ibv_bind_mw",
+			   ibv_bind_mw(q->qp, t->mw[w].mw, &mb));
+	} else {
+		err = CALL(t, "ibv_post_send",
+			   ibv_post_send(q->qp, &wr, &bad));
+	}
+	record(t, OP_BIND_MW, err);
+	if (!err) {
+		t->st.wr_ok[K_SEND]++;
+		q->sposted++;
+	}
 }
 
 /* Receive WRs for a QP (@srq < 0) or an SRQ. */
@@ -1939,6 +2071,9 @@ static void do_op(struct thr *t, enum op op)
 	case OP_QUERY: op_query(t); break;
 	case OP_MCAST: op_mcast(t); break;
 	case OP_FORK: op_fork(t); break;
+	case OP_ALLOC_MW: op_alloc_mw(t); break;
+	case OP_DEALLOC_MW: op_dealloc_mw(t); break;
+	case OP_BIND_MW: op_bind_mw(t); break;
 	case NOPS: break;
 	}
 }
@@ -2058,6 +2193,16 @@ static void teardown(struct thr *t)
 			teardown_fail(t, "ibv_destroy_ah", err);
 		else
 			t->ah[i].ah = NULL;
+	}
+	/* Windows first: an MR with one bound refuses to go. */
+	for (i = 0; i < NMW; i++) {
+		if (!t->mw[i].mw)
+			continue;
+		err = CALL(t, "ibv_dealloc_mw", ibv_dealloc_mw(t->mw[i].mw));
+		if (err)
+			teardown_fail(t, "ibv_dealloc_mw", err);
+		else
+			t->mw[i].mw = NULL;
 	}
 	for (i = 0; i < NMR; i++) {
 		if (!t->mr[i].mr)

@@ -285,6 +285,83 @@ static int sroce_dereg_mr(struct verbs_mr *vmr)
 	return err;
 }
 
+/*
+ * Memory windows (IBA 10.6.7).  The kernel binds them from the SQ (a
+ * mapped SQ only: the post_send command has no bind), so that a bind is
+ * ordered with the WRs around it.
+ */
+static struct ibv_mw *sroce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw;
+	int err;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err) {
+		free(mw);
+		errno = err;
+		return NULL;
+	}
+	return mw;
+}
+
+static int sroce_dealloc_mw(struct ibv_mw *mw)
+{
+	int err = ibv_cmd_dealloc_mw(mw);
+
+	if (err)
+		return err;
+	free(mw);
+	return 0;
+}
+
+/* A binding libibverbs' rules allow (the kernel checks it all again). */
+static int sroce_bind_info_ok(const struct ibv_mw_bind_info *bi)
+{
+	if (!bi->mr && (bi->addr || bi->length))
+		return EINVAL;
+	if (bi->mw_access_flags & ~(unsigned int)(IBV_ACCESS_REMOTE_WRITE |
+						   IBV_ACCESS_REMOTE_READ |
+						   IBV_ACCESS_REMOTE_ATOMIC))
+		return EINVAL;	/* zero-based windows are not offered */
+	return 0;
+}
+
+static int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad);
+
+/*
+ * ibv_bind_mw binds a type 1 window: one IBV_WR_BIND_MW WR with the next
+ * rkey.  mw->rkey takes the new rkey once the WR is posted, for a posted
+ * IBV_WR_BIND_MW too; the completion tells whether the bind took effect.
+ */
+static int sroce_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+			 struct ibv_mw_bind *mb)
+{
+	struct ibv_send_wr wr = {}, *bad;
+	int err;
+
+	if (mw->type != IBV_MW_TYPE_1 || mw->pd != qp->pd)
+		return EINVAL;
+	err = sroce_bind_info_ok(&mb->bind_info);
+	if (err)
+		return err;
+	wr.wr_id = mb->wr_id;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = mb->send_flags;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = mb->bind_info;
+	return sroce_post_send(qp, &wr, &bad);
+}
+
 /* Map the ring the kernel made for @cq; false if it cannot be. */
 static int sroce_cq_map(struct ibv_context *ctx, struct sroce_cq *cq,
 			const struct sroce_create_cq_resp *drv)
@@ -753,6 +830,11 @@ static int sroce_send_wr_ok(struct sroce_qp *qp, const struct ibv_send_wr *wr,
 		if (!rc)
 			return EINVAL;
 		break;
+	case IBV_WR_BIND_MW:
+		if (!wr->bind_mw.mw || (wr->send_flags & IBV_SEND_INLINE) ||
+		    wr->bind_mw.mw->pd != qp->vqp.qp.pd)
+			return EINVAL;
+		return sroce_bind_info_ok(&wr->bind_mw.bind_info);
 	default:
 		return EINVAL;
 	}
@@ -778,7 +860,7 @@ static int sroce_send_wr_ok(struct sroce_qp *qp, const struct ibv_send_wr *wr,
 	return 0;
 }
 
-static int sroce_sq_write(struct sroce_qp *qp, const struct ibv_send_wr *wr)
+static int sroce_sq_write(struct sroce_qp *qp, struct ibv_send_wr *wr)
 {
 	struct sroce_send_uwqe *u;
 	uint32_t inline_len = 0;
@@ -796,6 +878,22 @@ static int sroce_sq_write(struct sroce_qp *qp, const struct ibv_send_wr *wr)
 	u->ex = wr->opcode == IBV_WR_SEND_WITH_INV ||
 		wr->opcode == IBV_WR_LOCAL_INV ? wr->invalidate_rkey :
 						 wr->imm_data;
+	if (wr->opcode == IBV_WR_BIND_MW) {
+		const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+
+		u->ex = wr->bind_mw.mw->rkey;
+		u->rkey = wr->bind_mw.rkey;
+		u->bind.addr = bi->addr;
+		u->bind.length = bi->length;
+		u->bind.mr_lkey = bi->mr ? bi->mr->lkey : 0;
+		u->bind.access = bi->mw_access_flags;
+		u->num_sge = 0;
+		u->inline_len = 0;
+		qp->sq.prod++;
+		/* The window's rkey from now on, if the bind succeeds. */
+		wr->bind_mw.mw->rkey = wr->bind_mw.rkey;
+		return 0;
+	}
 	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		u->remote_addr = wr->wr.atomic.remote_addr;
@@ -841,8 +939,17 @@ static int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	uint32_t start;
 	int err = 0, db = 0;
 
-	if (!qp->sq.ring)
+	if (!qp->sq.ring) {
+		struct ibv_send_wr *w;
+
+		/* The command has no bind: refuse it before any WR goes. */
+		for (w = wr; w; w = w->next)
+			if (w->opcode == IBV_WR_BIND_MW) {
+				*bad = w;
+				return EOPNOTSUPP;
+			}
 		return ibv_cmd_post_send(ibqp, wr, bad);
+	}
 	/* IBA 10.8.2: no posting to an SQ before RTS. */
 	if (__atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) < IBV_QPS_RTS) {
 		*bad = wr;
@@ -1097,6 +1204,18 @@ static void sroce_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 		wr->invalidate_rkey = rkey;
 }
 
+static void sroce_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+			     uint32_t rkey, const struct ibv_mw_bind_info *bi)
+{
+	struct ibv_send_wr *wr = sroce_wr_new(qpx, IBV_WR_BIND_MW);
+
+	if (wr) {
+		wr->bind_mw.mw = mw;
+		wr->bind_mw.rkey = rkey;
+		wr->bind_mw.bind_info = *bi;
+	}
+}
+
 static void sroce_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 				 uint32_t remote_qpn, uint32_t remote_qkey)
 {
@@ -1172,7 +1291,7 @@ static void sroce_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
 			IBV_QP_EX_WITH_RDMA_READ | \
 			IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
 			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
-			IBV_QP_EX_WITH_LOCAL_INV)
+			IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
 
 static int sroce_qp_ex_init(struct sroce_qp *qp,
 			    struct ibv_qp_init_attr_ex *attr)
@@ -1199,6 +1318,7 @@ static int sroce_qp_ex_init(struct sroce_qp *qp,
 	qpx->wr_atomic_cmp_swp = sroce_wr_cmp_swp;
 	qpx->wr_atomic_fetch_add = sroce_wr_fetch_add;
 	qpx->wr_local_inv = sroce_wr_local_inv;
+	qpx->wr_bind_mw = sroce_wr_bind_mw;
 	qpx->wr_set_ud_addr = sroce_wr_set_ud_addr;
 	qpx->wr_set_sge = sroce_wr_set_sge;
 	qpx->wr_set_sge_list = sroce_wr_set_sge_list;
@@ -1484,14 +1604,17 @@ static void sroce_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops sroce_ctx_ops = {
+	.alloc_mw = sroce_alloc_mw,
 	.alloc_pd = sroce_alloc_pd,
 	.attach_mcast = ibv_cmd_attach_mcast,
+	.bind_mw = sroce_bind_mw,
 	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
 	.create_qp = sroce_create_qp,
 	.create_qp_ex = sroce_create_qp_ex,
 	.create_cq_ex = sroce_create_cq_ex,
 	.create_srq = sroce_create_srq,
+	.dealloc_mw = sroce_dealloc_mw,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dereg_mr = sroce_dereg_mr,
 	.destroy_ah = sroce_destroy_ah,

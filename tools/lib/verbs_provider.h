@@ -268,6 +268,7 @@ SROCE_CMD(ibv_query_port, ib_uverbs_query_port);
 SROCE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 SROCE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
 SROCE_CMD(ibv_rereg_mr, ib_uverbs_rereg_mr);
+SROCE_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
 SROCE_CMD(ibv_create_cq, ib_uverbs_create_cq);
 SROCE_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 SROCE_CMD(ibv_create_qp, ib_uverbs_create_qp);
@@ -316,6 +317,11 @@ int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
 		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
 		     size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
+		     size_t cmd_size, struct ib_uverbs_alloc_mw_resp *resp,
+		     size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_comp_channel *channel, int comp_vector,
 		      struct ibv_cq *cq, struct ibv_create_cq *cmd,

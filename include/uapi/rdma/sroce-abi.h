@@ -126,8 +126,14 @@ struct sroce_wq_ring {
  * An SQ entry.  opcode and send_flags are the IB_UVERBS_WR_* and
  * IB_UVERBS_SEND_* values (SEND, SEND_WITH_IMM, SEND_WITH_INV,
  * RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ, the two atomics,
- * LOCAL_INV).  With IB_UVERBS_SEND_INLINE the slot carries inline_len
- * bytes of data where sge[] would be, and num_sge is unused.
+ * LOCAL_INV, BIND_MW).  With IB_UVERBS_SEND_INLINE the slot carries
+ * inline_len bytes of data where sge[] would be, and num_sge is unused.
+ *
+ * BIND_MW (ibv_bind_mw, a posted IBV_WR_BIND_MW, ibv_wr_bind_mw) names
+ * the window by ex (its rkey now), gives its new rkey in rkey (the same
+ * index, a new key byte) and the binding in bind: the range, the lkey of
+ * the MR, the window's IB_UVERBS_ACCESS_* remote rights.  Only a mapped SQ
+ * carries it: the uverbs post_send command has no bind.
  */
 struct sroce_send_uwqe {
 	__aligned_u64 wr_id;
@@ -137,9 +143,19 @@ struct sroce_send_uwqe {
 	__u32 inline_len;
 	__u32 ex;		/* immediate data (big endian), or an rkey */
 	__u32 rkey;
-	__aligned_u64 remote_addr;
-	__aligned_u64 compare_add;
-	__aligned_u64 swap;
+	union {
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+		};
+		struct {
+			__aligned_u64 addr;
+			__aligned_u64 length;
+			__u32 mr_lkey;
+			__u32 access;
+		} bind;
+	};
 	struct ib_uverbs_sge sge[];
 };
 
