@@ -73,21 +73,37 @@ static void sroce_wc_to_user(struct ib_uverbs_wc *u, const struct ib_wc *wc)
 	u->reserved = 0;
 }
 
+/* Bytes of a mapped ring of @entries, with timestamps after them or not. */
+static size_t sroce_cq_ring_size(u32 entries, bool ts)
+{
+	return struct_size((struct sroce_cq_ring *)NULL, cqe, entries) +
+	       (ts ? array_size(entries, sizeof(u64)) : 0);
+}
+
+/* Where a ring's timestamps are: right after its completions. */
+static u64 *sroce_cq_ring_ts(struct sroce_cq_ring *ring, u32 entries)
+{
+	return (u64 *)&ring->cqe[entries];
+}
+
 /* The ring of a mapped CQ, in memory the process maps at resp->mmap_offset. */
 static int sroce_cq_map(struct sroce_cq *cq, struct ib_udata *udata,
-			struct sroce_create_cq_resp *resp)
+			struct sroce_create_cq_resp *resp, bool ts)
 {
 	struct sroce_ucontext *uctx =
 		rdma_udata_to_drv_context(udata, struct sroce_ucontext, ibuc);
 	void *ring;
 
-	ring = sroce_mmap_alloc(&uctx->ibuc,
-				struct_size(cq->ring, cqe, cq->size),
+	ring = sroce_mmap_alloc(&uctx->ibuc, sroce_cq_ring_size(cq->size, ts),
 				&cq->mmap, &resp->mmap_offset);
 	if (IS_ERR(ring))
 		return PTR_ERR(ring);
 	cq->ring = ring;
 	resp->flags |= SROCE_MAPPED;
+	if (ts) {
+		cq->ts = sroce_cq_ring_ts(ring, cq->size);
+		resp->flags |= SROCE_CQ_TIMESTAMPS;
+	}
 	return 0;
 }
 
@@ -100,7 +116,9 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	u32 map;
 	int err;
 
-	if (attr->flags)
+	bool ts = attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
+
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION)
 		return -EOPNOTSUPP;
 	if (attr->cqe < 1 || attr->cqe > SROCE_MAX_CQE)
 		return -EINVAL;
@@ -109,6 +127,9 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	err = sroce_map_cmd(udata, &map);
 	if (err)
 		return err;
+	/* Only a mapped ring has room for timestamps (struct ib_wc has none). */
+	if (ts && !(map & SROCE_MAPPED))
+		return -EOPNOTSUPP;
 	if (!sroce_charge(&sdev->nr_cq, SROCE_MAX_CQ))
 		return -ENOMEM;
 	spin_lock_init(&cq->lock);
@@ -127,7 +148,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		goto err_count;
 	}
 	if (map & SROCE_MAPPED) {
-		err = sroce_cq_map(cq, udata, &resp);
+		err = sroce_cq_map(cq, udata, &resp, ts);
 		if (err)
 			goto err_count;
 	} else {
@@ -192,6 +213,8 @@ static int sroce_resize_mapped(struct sroce_cq *cq, u32 cqe,
 	struct sroce_create_cq_resp resp = {
 		.entries = roundup_pow_of_two(cqe), .flags = SROCE_MAPPED,
 	};
+	bool ts = cq->ts;
+	u64 *new_ts = NULL;
 	struct rdma_user_mmap_entry *entry, *old_entry;
 	struct sroce_cq_ring *ring, *old;
 	u32 n, i, cons;
@@ -201,10 +224,14 @@ static int sroce_resize_mapped(struct sroce_cq *cq, u32 cqe,
 	if (udata->outlen < sizeof(resp))
 		return -EINVAL;
 	cqe = resp.entries;	/* a power of two, as at create */
-	ring = sroce_mmap_alloc(&uctx->ibuc, struct_size(ring, cqe, cqe),
+	ring = sroce_mmap_alloc(&uctx->ibuc, sroce_cq_ring_size(cqe, ts),
 				&entry, &resp.mmap_offset);
 	if (IS_ERR(ring))
 		return PTR_ERR(ring);
+	if (ts) {
+		new_ts = sroce_cq_ring_ts(ring, cqe);
+		resp.flags |= SROCE_CQ_TIMESTAMPS;
+	}
 	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	if (err)
 		goto err_entry;
@@ -219,9 +246,13 @@ static int sroce_resize_mapped(struct sroce_cq *cq, u32 cqe,
 		err = -EINVAL;
 		goto err_entry;
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		ring->cqe[i] = old->cqe[(cons + i) % cq->size];
+		if (ts)
+			new_ts[i] = cq->ts[(cons + i) % cq->size];
+	}
 	ring->producer = n;
+	cq->ts = new_ts;
 	old_entry = cq->mmap;
 	cq->ring = ring;
 	cq->mmap = entry;
@@ -374,7 +405,11 @@ int sroce_cq_complete(struct sroce_cq *cq, const struct ib_wc *wc,
 		return -ENOSPC;
 	}
 	if (cq->ring) {
-		sroce_wc_to_user(&cq->ring->cqe[cq->uprod % cq->size], wc);
+		u32 slot = cq->uprod % cq->size;
+
+		sroce_wc_to_user(&cq->ring->cqe[slot], wc);
+		if (cq->ts)
+			cq->ts[slot] = ktime_get_ns();
 		cq->uprod++;
 		/* The completion before the index that shows it. */
 		smp_store_release(&cq->ring->producer, cq->uprod);

@@ -335,6 +335,12 @@ static void sroce_init_attrs(struct sroce_dev *sdev)
 	a->local_ca_ack_delay = 15;
 	a->sys_image_guid = sdev->ibdev.node_guid;
 	a->max_fast_reg_page_list_len = SROCE_MAX_FRMR_PAGES;
+	/*
+	 * Completion timestamps of mapped CQs (cq.c) are CLOCK_MONOTONIC in
+	 * ns: a 1 GHz clock of 64 bits.
+	 */
+	a->hca_core_clock = 1000000;	/* kHz */
+	a->timestamp_mask = U64_MAX;
 }
 
 /**

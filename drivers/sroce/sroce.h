@@ -293,6 +293,7 @@ struct sroce_cq {
 	struct list_head ghosts;	/* struct sroce_ghost, for @queue */
 	/* A mapped CQ (sroce-abi.h): the ring user space polls. */
 	struct sroce_cq_ring *ring;
+	u64 *ts;			/* its completion timestamps, or NULL */
 	u32 uprod;			/* completions written: ours, not ring's */
 	struct rdma_user_mmap_entry *mmap;
 };

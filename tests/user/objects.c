@@ -141,12 +141,11 @@ static void cq_ex(struct ibv_context *ctx, struct ibv_pd *pd,
 	int got = 0, tries, err;
 
 	bad_ca = ca;
-	bad_ca.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	bad_ca.wc_flags |= IBV_WC_EX_WITH_CVLAN;
 	errno = 0;
 	cqx = ibv_create_cq_ex(ctx, &bad_ca);
 	ok(!cqx && errno == EOPNOTSUPP,
-	   "ibv_create_cq_ex with completion timestamps: EOPNOTSUPP (%d)",
-	   errno);
+	   "ibv_create_cq_ex with VLAN fields: EOPNOTSUPP (%d)", errno);
 	bad_ca = ca;
 	bad_ca.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
 	bad_ca.flags = IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
@@ -246,6 +245,135 @@ out:
 	if (qp)
 		ibv_destroy_qp(qp);
 	ok(!ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), "ibv_destroy_cq of an extended CQ");
+}
+
+static uint64_t raw_clock(struct ibv_context *ctx)
+{
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+
+	if (ibv_query_rt_values_ex(ctx, &v) ||
+	    !(v.comp_mask & IBV_VALUES_MASK_RAW_CLOCK))
+		return 0;
+	return (uint64_t)v.raw_clock.tv_sec * 1000000000ull +
+	       (uint64_t)v.raw_clock.tv_nsec;
+}
+
+/* One completion of @cqx within 5 s: its wr_id, timestamps and status. */
+static int poll_ts(struct ibv_cq_ex *cqx, uint64_t *wr_id, uint64_t *ts,
+		   uint64_t *wall)
+{
+	struct ibv_poll_cq_attr pa = {};
+	int tries, st;
+
+	for (tries = 0; tries < 5000; tries++) {
+		if (!ibv_start_poll(cqx, &pa)) {
+			*wr_id = cqx->wr_id;
+			st = cqx->status;
+			*ts = ibv_wc_read_completion_ts(cqx);
+			*wall = ibv_wc_read_completion_wallclock_ns(cqx);
+			ibv_end_poll(cqx);
+			return st;
+		}
+		usleep(1000);
+	}
+	return -1;
+}
+
+/*
+ * Completion timestamps: the device clock (hca_core_clock, the mask),
+ * ibv_query_rt_values_ex before and after, two WRITEs stamped in order
+ * between them, the wall clock time near the system's, and a timestamp
+ * that survives ibv_resize_cq.  @mapped: over the uverbs commands
+ * (SROCE_MAPPED=0) a CQ with timestamps is refused.
+ */
+static void cq_ts(struct ibv_context *ctx, struct ibv_pd *pd,
+		  struct ibv_mr *mr, char *buf, int sgid, union ibv_gid *gid,
+		  int mapped)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 8,
+		.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+	};
+	struct ibv_qp_init_attr qi = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_sge sge = { (uintptr_t)buf, 64, mr->lkey };
+	struct ibv_send_wr swr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { (uintptr_t)buf + 4096, mr->rkey },
+	}, *bad;
+	struct ibv_device_attr_ex da;
+	struct ibv_cq_ex *cqx;
+	struct ibv_qp *qp = NULL;
+	uint64_t t0, t1, t2, id[3] = {}, ts[3] = {}, wall[3] = {}, now;
+	struct timespec rt;
+	int err, st[3] = { -1, -1, -1 };
+
+	err = ibv_query_device_ex(ctx, NULL, &da);
+	ok(!err && da.hca_core_clock == 1000000 &&
+	   da.completion_timestamp_mask == UINT64_MAX,
+	   "a 1 GHz device clock of 64 bits (%llu kHz, mask %#llx)",
+	   (unsigned long long)da.hca_core_clock,
+	   (unsigned long long)da.completion_timestamp_mask);
+	t0 = raw_clock(ctx);
+	ok(t0 != 0, "ibv_query_rt_values_ex reads the raw clock");
+	errno = 0;
+	cqx = ibv_create_cq_ex(ctx, &ca);
+	if (!mapped) {
+		ok(!cqx && errno == EOPNOTSUPP,
+		   "completion timestamps over the uverbs commands: EOPNOTSUPP (%d)",
+		   errno);
+		if (cqx)
+			ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+		return;
+	}
+	ok(cqx != NULL, "ibv_create_cq_ex with completion timestamps (%d)",
+	   errno);
+	if (!cqx)
+		return;
+	qi.send_cq = qi.recv_cq = ibv_cq_ex_to_cq(cqx);
+	qp = ibv_create_qp(pd, &qi);
+	err = qp ? to_rts(qp, sgid, gid) : -1;
+	swr.wr_id = 1;
+	err = err ? err : ibv_post_send(qp, &swr, &bad);
+	st[0] = err ? -1 : poll_ts(cqx, &id[0], &ts[0], &wall[0]);
+	usleep(2000);
+	swr.wr_id = 2;
+	err = err ? err : ibv_post_send(qp, &swr, &bad);
+	st[1] = err ? -1 : poll_ts(cqx, &id[1], &ts[1], &wall[1]);
+	t1 = raw_clock(ctx);
+	clock_gettime(CLOCK_REALTIME, &rt);
+	now = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+	ok(st[0] == IBV_WC_SUCCESS && st[1] == IBV_WC_SUCCESS && id[0] == 1 &&
+	   id[1] == 2, "two WRITEs complete on it (%d, %d)", st[0], st[1]);
+	ok(t0 < ts[0] && ts[0] + 2000000 <= ts[1] && ts[1] <= t1,
+	   "their timestamps are in order, between two raw clock reads, 2 ms apart (%llu, +%llu, +%llu, +%llu ns)",
+	   (unsigned long long)t0, (unsigned long long)(ts[0] - t0),
+	   (unsigned long long)(ts[1] - t0), (unsigned long long)(t1 - t0));
+	/* Each read converts with the clocks' offset then: a little jitter. */
+	ok(wall[1] <= now && now - wall[1] < 5000000000ull &&
+	   llabs((long long)(wall[1] - wall[0]) - (long long)(ts[1] - ts[0])) <
+	   1000000,
+	   "the wall clock times: the system's, as far apart (%lld ns before now)",
+	   (long long)(now - wall[1]));
+	/* A completion waiting through ibv_resize_cq keeps its timestamp. */
+	swr.wr_id = 3;
+	err = err ? err : ibv_post_send(qp, &swr, &bad);
+	usleep(200000);
+	t2 = raw_clock(ctx);
+	err = err ? err : ibv_resize_cq(ibv_cq_ex_to_cq(cqx), 64);
+	st[2] = err ? -1 : poll_ts(cqx, &id[2], &ts[2], &wall[2]);
+	ok(!err && st[2] == IBV_WC_SUCCESS && id[2] == 3 && t1 < ts[2] &&
+	   ts[2] < t2, "a completion moved by ibv_resize_cq keeps its timestamp (%d, %d)",
+	   err, st[2]);
+	if (qp)
+		ibv_destroy_qp(qp);
+	ok(!ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)),
+	   "ibv_destroy_cq of a CQ with timestamps");
 }
 
 /*
@@ -964,6 +1092,8 @@ int main(int argc, char **argv)
 
 	qp_ex_masks(ctx, pd, cq);
 	cq_ex(ctx, pd, mr, buf, sgid, &gid);
+	cq_ts(ctx, pd, mr, buf, sgid, &gid, !getenv("SROCE_MAPPED") ||
+	      strcmp(getenv("SROCE_MAPPED"), "0"));
 	rereg(ctx, pd, cq, sgid, &gid);
 	windows(ctx, pd, sgid, &gid, !getenv("SROCE_MAPPED") ||
 		strcmp(getenv("SROCE_MAPPED"), "0"));

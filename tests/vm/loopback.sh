@@ -22,6 +22,12 @@ check "ibv_rc_pingpong" perf_local 18515 0 ibv_rc_pingpong -d sroce0 -g "$g" -n 
 check "ibv_rc_pingpong 64 KiB" perf_local 18516 0 ibv_rc_pingpong -d sroce0 -g "$g" -n 20 -s 65536
 check "ibv_srq_pingpong" perf_local 18517 0 ibv_srq_pingpong -d sroce0 -g "$g" -n 50
 check "ibv_uc_pingpong" perf_local 18518 0 ibv_uc_pingpong -d sroce0 -g "$g" -n 100
+# -t: ibv_create_cq_ex with completion timestamps, ibv_query_rt_values_ex.
+check "ibv_rc_pingpong -t (completion timestamps)" \
+	perf_local 18560 0 ibv_rc_pingpong -d sroce0 -g "$g" -n 100 -t
+check "ibv_rc_pingpong -t: it measured the completions' clock" \
+	grep -q "Average receive completion clock cycles" /tmp/cli.out
+diag "ibv_rc_pingpong -t: $(grep -h "completion clock" /tmp/cli.out | tr '\n' ' ')"
 wait_for 10 sroce_gid "fd77:0000:0000:0000:0000:0000:0000:0001"
 g6=$(sroce_gid "fd77:0000:0000:0000:0000:0000:0000:0001")
 check "IPv6 GID present" test -n "$g6"

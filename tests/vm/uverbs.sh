@@ -29,6 +29,9 @@ check "ibv_devinfo: RNR NAK generation, P_Key and Q_Key violation counters" bash
 	"grep -q RC_RNR_NAK_GEN /tmp/devinfo && grep -q BAD_PKEY_CNTR /tmp/devinfo &&
 	 grep -q BAD_QKEY_CNTR /tmp/devinfo"
 check "ibv_devinfo: max_mr_size 16 TiB" has "max_mr_size:[[:space:]]*0xffffffff000$"
+check "ibv_devinfo: a 1 GHz completion clock, 64-bit timestamps" bash -c \
+	"grep -q 'hca_core_clock:[[:space:]]*1000000kHZ' /tmp/devinfo &&
+	 grep -q 'timestamp_mask:[[:space:]]*0xffffffffffffffff' /tmp/devinfo"
 check "ibv_devinfo: memory windows of type 1 and 2B, max_mw 65536" bash -c \
 	"grep -q 'max_mw:[[:space:]]*65536$' /tmp/devinfo &&
 	 grep -q MEM_WINDOW /tmp/devinfo && grep -q MEM_WINDOW_TYPE_2B /tmp/devinfo"

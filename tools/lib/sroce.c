@@ -39,9 +39,11 @@ struct sroce_cq {
 	uint32_t flags;			/* enum sroce_queue_flags */
 	/* A mapped CQ: the ring, its size, and what we consumed. */
 	struct sroce_cq_ring *ring;
+	uint64_t *ts;			/* completion timestamps, or NULL */
 	size_t ring_len;
 	uint32_t entries;
 	uint32_t cons;
+	uint64_t cur_ts;		/* the current completion's timestamp */
 	pthread_spinlock_t lock;	/* ibv_poll_cq may run in threads */
 	/* ibv_start_poll(): the completion the read_* calls return. */
 	struct ibv_wc cur;
@@ -367,8 +369,10 @@ static int sroce_cq_map(struct ibv_context *ctx, struct sroce_cq *cq,
 			const struct sroce_create_cq_resp *drv)
 {
 	long page = sysconf(_SC_PAGESIZE);
+	int ts = !!(drv->flags & SROCE_CQ_TIMESTAMPS);
 	size_t len = sizeof(struct sroce_cq_ring) +
-		     (size_t)drv->entries * sizeof(struct ib_uverbs_wc);
+		     (size_t)drv->entries * (sizeof(struct ib_uverbs_wc) +
+					     (ts ? sizeof(uint64_t) : 0));
 	void *p;
 
 	/* A power of two: the free-running indexes wrap onto the same slots. */
@@ -380,6 +384,7 @@ static int sroce_cq_map(struct ibv_context *ctx, struct sroce_cq *cq,
 	if (p == MAP_FAILED)
 		return errno;
 	cq->ring = p;
+	cq->ts = ts ? (uint64_t *)&cq->ring->cqe[drv->entries] : NULL;
 	cq->ring_len = len;
 	cq->entries = drv->entries;
 	cq->cons = 0;
@@ -526,10 +531,12 @@ static int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
  * empty CQ at ibv_start_poll() returns ENOENT with the lock released: the
  * caller must not call ibv_end_poll() then.
  */
+#define SROCE_WC_TS (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+		     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 #define SROCE_WC_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | \
 			IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP | \
 			IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL | \
-			IBV_WC_EX_WITH_DLID_PATH_BITS)
+			IBV_WC_EX_WITH_DLID_PATH_BITS | SROCE_WC_TS)
 
 static inline struct sroce_cq *cqx_to_scq(struct ibv_cq_ex *cqx)
 {
@@ -548,6 +555,8 @@ static int sroce_cq_take(struct sroce_cq *cq)
 		if (cq->cons == prod)
 			return ENOENT;
 		sroce_wc_read(&cq->cur, &cq->ring->cqe[cq->cons % cq->entries]);
+		if (cq->ts)
+			cq->cur_ts = cq->ts[cq->cons % cq->entries];
 		cq->cons++;
 	} else {
 		int n = ibv_cmd_poll_cq(&cq->vcq.cq, 1, &cq->cur);
@@ -642,6 +651,51 @@ static uint8_t sroce_read_dlid_path_bits(struct ibv_cq_ex *cqx)
 	return cqx_to_scq(cqx)->cur.dlid_path_bits;
 }
 
+/*
+ * Completion timestamps (sroce-abi.h): the kernel's CLOCK_MONOTONIC in ns
+ * when it wrote the completion, a 1 GHz device clock.  The wall clock
+ * time adds the offset between the two clocks now (an NTP step between
+ * the completion and the read moves it, as on hardware clocks).
+ */
+static uint64_t sroce_read_completion_ts(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur_ts;
+}
+
+static uint64_t sroce_clock_ns(clockid_t id)
+{
+	struct timespec t;
+
+	clock_gettime(id, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t sroce_read_completion_wallclock_ns(struct ibv_cq_ex *cqx)
+{
+	uint64_t mono = sroce_clock_ns(CLOCK_MONOTONIC);
+
+	return cqx_to_scq(cqx)->cur_ts + (sroce_clock_ns(CLOCK_REALTIME) - mono);
+}
+
+/*
+ * ibv_query_rt_values_ex: the device clock now, as mlx5 reports its
+ * cycles (all in tv_nsec), so that it compares with completion
+ * timestamps.
+ */
+static int sroce_query_rt_values(struct ibv_context *ctx,
+				 struct ibv_values_ex *values)
+{
+	uint32_t mask = values->comp_mask;
+
+	values->comp_mask = 0;
+	if (mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		values->raw_clock.tv_sec = 0;
+		values->raw_clock.tv_nsec = sroce_clock_ns(CLOCK_MONOTONIC);
+		values->comp_mask |= IBV_VALUES_MASK_RAW_CLOCK;
+	}
+	return 0;
+}
+
 static void sroce_cq_ex_init(struct sroce_cq *cq)
 {
 	struct ibv_cq_ex *cqx = &cq->vcq.cq_ex;
@@ -659,14 +713,19 @@ static void sroce_cq_ex_init(struct sroce_cq *cq)
 	cqx->read_slid = sroce_read_slid;
 	cqx->read_sl = sroce_read_sl;
 	cqx->read_dlid_path_bits = sroce_read_dlid_path_bits;
+	cqx->read_completion_ts = sroce_read_completion_ts;
+	cqx->read_completion_wallclock_ns = sroce_read_completion_wallclock_ns;
 }
 
 /*
  * Every flag the device can honour is taken; what it lacks is refused:
- * completion timestamps (the ring's entries carry none), VLAN, flow tag
- * and tag matching fields, a parent domain, and IGNORE_OVERRUN (an
- * overrun is reported, IBA 11.4.2.1).
+ * VLAN, flow tag and tag matching fields, a parent domain, and
+ * IGNORE_OVERRUN (an overrun is reported, IBA 11.4.2.1).  Completion
+ * timestamps need the mapped ring (the poll command carries none): the
+ * kernel refuses them without it (SROCE_MAPPED=0), with EOPNOTSUPP.
  */
+static int sroce_destroy_cq(struct ibv_cq *ibcq);
+
 static struct ibv_cq_ex *sroce_create_cq_ex(struct ibv_context *ctx,
 					    struct ibv_cq_init_attr_ex *attr)
 {
@@ -690,9 +749,17 @@ static struct ibv_cq_ex *sroce_create_cq_ex(struct ibv_context *ctx,
 	if (!cq)
 		return NULL;
 	err = ibv_cmd_create_cq_ex(ctx, attr, &cq->vcq, &cmd.core, sizeof(cmd),
-				   &resp.core, sizeof(resp), 0);
+				   &resp.core, sizeof(resp),
+				   attr->wc_flags & SROCE_WC_TS ?
+				   IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION : 0);
 	if (sroce_cq_ready(ctx, cq, err, &resp.drv))
 		return NULL;
+	/* Timestamps asked and granted, or the CQ is no use. */
+	if ((attr->wc_flags & SROCE_WC_TS) && !cq->ts) {
+		sroce_destroy_cq(&cq->vcq.cq);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	sroce_cq_ex_init(cq);
 	return &cq->vcq.cq_ex;
 
@@ -1632,6 +1699,7 @@ static const struct verbs_context_ops sroce_ctx_ops = {
 	.query_device_ex = sroce_query_device_ex,
 	.query_port = sroce_query_port,
 	.query_qp = sroce_query_qp,
+	.query_rt_values = sroce_query_rt_values,
 	.query_srq = sroce_query_srq,
 	.reg_mr = sroce_reg_mr,
 	.rereg_mr = sroce_rereg_mr,

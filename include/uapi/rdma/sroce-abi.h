@@ -42,6 +42,7 @@
  */
 enum sroce_queue_flags {
 	SROCE_MAPPED = 1 << 0,
+	SROCE_CQ_TIMESTAMPS = 1 << 1,	/* responses only: see sroce_cq_ring */
 };
 
 /* ibv_create_cq command, after the core command (optional: 0 flags). */
@@ -53,7 +54,13 @@ struct sroce_create_cq_cmd {
 /*
  * A mapped CQ: this header, then `entries` completions in the uverbs
  * layout (struct ib_uverbs_wc, as the poll command returns them), in
- * PAGE_ALIGN(sizeof(struct sroce_cq_ring) + entries * 48) bytes.  Both
+ * PAGE_ALIGN(sizeof(struct sroce_cq_ring) + entries * 48) bytes.  A CQ
+ * created with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION (ibv_create_cq_ex
+ * with IBV_WC_EX_WITH_COMPLETION_TIMESTAMP) answers SROCE_CQ_TIMESTAMPS:
+ * `entries` __u64 timestamps follow the completions, one per slot, and
+ * the ring takes entries * 56 bytes instead.  A timestamp is the
+ * kernel's CLOCK_MONOTONIC in nanoseconds when the completion was
+ * written: the device clock runs at 1 GHz (hca_core_clock 1000000 kHz).  Both
  * indexes run freely; a completion's slot is its index modulo `entries`.
  * The kernel writes a completion, then producer (a release store); the
  * provider reads producer (an acquire load), the completions before it,
