@@ -38,6 +38,8 @@ void sroce_wqe_release(struct sroce_send_wqe *wqe)
 
 static enum ib_wc_opcode sroce_wc_opcode(enum ib_wr_opcode op)
 {
+	if (op == SROCE_WR_ATOMIC_WRITE)
+		return SROCE_WC_ATOMIC_WRITE;
 	switch (op) {
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:

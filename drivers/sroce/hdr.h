@@ -107,6 +107,7 @@ enum sroce_opcode {
 	SROCE_FETCH_ADD			= 0x14,
 	SROCE_SEND_LAST_INV		= 0x16,
 	SROCE_SEND_ONLY_INV		= 0x17,
+	SROCE_ATOMIC_WRITE		= 0x1d,	/* IBA 1.5, A19.4: RC only */
 };
 
 /* What a packet of each operation carries (bits of sroce_op_info()). */
@@ -126,6 +127,7 @@ enum sroce_opcode {
 #define SROCE_F_ATOMIC	BIT(14)	/* atomic request */
 #define SROCE_F_RESP	BIT(15)	/* a response: ACK, read response, atomic ACK */
 #define SROCE_F_VALID	BIT(16)
+#define SROCE_F_AWRITE	BIT(17)	/* RDMA atomic write request */
 
 /**
  * sroce_op_info - header and role bits of an operation
@@ -184,6 +186,10 @@ static inline u32 sroce_op_info(u8 op)
 		[SROCE_SEND_ONLY_INV] = S(SROCE_F_SEND | SROCE_F_PAYLOAD |
 					  SROCE_F_FIRST | SROCE_F_LAST |
 					  SROCE_H_IETH),
+		/* RETH and 8 bytes of payload (IBA A19.4.2) */
+		[SROCE_ATOMIC_WRITE] = S(SROCE_F_AWRITE | SROCE_F_PAYLOAD |
+					 SROCE_F_FIRST | SROCE_F_LAST |
+					 SROCE_H_RETH),
 #undef S
 	};
 

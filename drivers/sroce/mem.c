@@ -268,44 +268,54 @@ int sroce_mr_frags(struct sroce_mr *mr, u32 key, u64 va, u32 len,
 }
 
 /*
- * Check and execute an atomic; under mr->lock for MRs that can change.
- * @remote: @key is an rkey that needs remote atomic rights (a window's
- * MR is reached by its lkey: the window had the rights).
+ * Check and execute an atomic (@op: SROCE_CMP_SWAP, SROCE_FETCH_ADD or
+ * SROCE_ATOMIC_WRITE, which stores @swap_add as it came, byte for byte);
+ * under mr->lock for MRs that can change.  @remote: @key is an rkey that
+ * needs the rights (a window's MR is reached by its lkey: the window had
+ * them).
  */
 static int sroce_mr_check_atomic(struct sroce_mr *mr, u32 key, bool remote,
-				 u64 va, bool cmp_swap, u64 cmp, u64 swap_add,
+				 u64 va, u8 op, u64 cmp, u64 swap_add,
 				 u64 *orig)
 {
+	int access = op == SROCE_ATOMIC_WRITE ? IB_ACCESS_REMOTE_WRITE :
+						IB_ACCESS_REMOTE_ATOMIC;
 	u64 *p;
 	u32 n;
 
 	if ((va & 7) ||
-	    !sroce_mr_ok(mr, key, remote,
-			 remote ? IB_ACCESS_REMOTE_ATOMIC : 0, va, 8))
+	    !sroce_mr_ok(mr, key, remote, remote ? access : 0, va, 8))
 		return -EACCES;
 	p = sroce_mr_addr(mr, va, 8, &n);
-	if (cmp_swap)
+	if (op == SROCE_CMP_SWAP) {
 		*orig = cmpxchg64(p, cmp, swap_add);
-	else
+	} else if (op == SROCE_FETCH_ADD) {
 		*orig = atomic64_fetch_add(swap_add, (atomic64_t *)p);
+	} else {
+		/* One store, after every earlier write of the QP (A19.4.2). */
+		smp_store_release(p, swap_add);
+		*orig = 0;
+	}
 	return 0;
 }
 
 /* An atomic through a window: both checks and the operation, locked. */
 static int sroce_mw_atomic(struct sroce_mr *win, u32 key,
-			   const struct sroce_qp *rqp, u64 va, bool cmp_swap,
+			   const struct sroce_qp *rqp, u64 va, u8 op,
 			   u64 cmp, u64 swap_add, u64 *orig)
 {
+	int access = op == SROCE_ATOMIC_WRITE ? IB_ACCESS_REMOTE_WRITE :
+						IB_ACCESS_REMOTE_ATOMIC;
 	struct sroce_mr *mr;
 	unsigned long flags;
 	int err = -EACCES;
 
 	spin_lock_irqsave(&win->lock, flags);
-	mr = sroce_mw_target(win, rqp, key, IB_ACCESS_REMOTE_ATOMIC, va, 8);
+	mr = sroce_mw_target(win, rqp, key, access, va, 8);
 	if (mr) {
 		spin_lock_nested(&mr->lock, SINGLE_DEPTH_NESTING);
-		err = sroce_mr_check_atomic(mr, win->bound_lkey, false, va,
-					    cmp_swap, cmp, swap_add, orig);
+		err = sroce_mr_check_atomic(mr, win->bound_lkey, false, va, op,
+					    cmp, swap_add, orig);
 		spin_unlock(&mr->lock);
 	}
 	spin_unlock_irqrestore(&win->lock, flags);
@@ -313,35 +323,36 @@ static int sroce_mw_atomic(struct sroce_mr *win, u32 key,
 }
 
 /**
- * sroce_mr_atomic - execute an atomic on an 8-byte target (IBA 9.4.5)
+ * sroce_mr_atomic - execute an atomic on an 8-byte target (IBA 9.4.5, A19)
  * @mr: an MR (or a window) the caller holds a reference on
  * @key: the rkey the request names
  * @rqp: the QP the request came through
  * @va: the target, 8-byte aligned (so it never straddles a page)
- * @cmp_swap: compare and swap, else fetch and add
+ * @op: SROCE_CMP_SWAP, SROCE_FETCH_ADD, or SROCE_ATOMIC_WRITE (remote
+ *      write rights instead of remote atomic ones)
  * @cmp: the compare operand
- * @swap_add: the swap or add operand
- * @orig: the value before the operation
+ * @swap_add: the swap or add operand, or the 8 bytes to write
+ * @orig: the value before the operation (0 for a write)
  *
  * Atomic with respect to the CPUs and every other QP (IBA 10.7.2).
  *
  * Return: 0, or -EACCES when the MR does not allow it.
  */
 int sroce_mr_atomic(struct sroce_mr *mr, u32 key, const struct sroce_qp *rqp,
-		    u64 va, bool cmp_swap, u64 cmp, u64 swap_add, u64 *orig)
+		    u64 va, u8 op, u64 cmp, u64 swap_add, u64 *orig)
 {
 	unsigned long flags;
 	int err;
 
 	if (mr->kind == SROCE_MR_DMA)
-		return sroce_mr_check_atomic(mr, key, true, va, cmp_swap, cmp,
+		return sroce_mr_check_atomic(mr, key, true, va, op, cmp,
 					     swap_add, orig);
 	if (mr->kind == SROCE_MR_MW)
-		return sroce_mw_atomic(mr, key, rqp, va, cmp_swap, cmp,
-				       swap_add, orig);
+		return sroce_mw_atomic(mr, key, rqp, va, op, cmp, swap_add,
+				       orig);
 	spin_lock_irqsave(&mr->lock, flags);
-	err = sroce_mr_check_atomic(mr, key, true, va, cmp_swap, cmp,
-				    swap_add, orig);
+	err = sroce_mr_check_atomic(mr, key, true, va, op, cmp, swap_add,
+				    orig);
 	spin_unlock_irqrestore(&mr->lock, flags);
 	return err;
 }

@@ -64,6 +64,10 @@ static u8 sroce_req_opcode(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 		tp = SROCE_OP_RC;
 	}
 
+	if (wqe->opcode == SROCE_WR_ATOMIC_WRITE) {	/* RC only */
+		*last = true;
+		return tp | SROCE_ATOMIC_WRITE;
+	}
 	switch (wqe->opcode) {
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
@@ -211,7 +215,8 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	opcode = sroce_req_opcode(qp, wqe, offset, &last);
 	if (sroce_op_info(opcode) & SROCE_F_PAYLOAD)
 		paylen = min(wqe->length - offset, qp->mtu);
-	zc = sroce_wqe_zc_ok(qp, wqe, paylen);
+	zc = wqe->opcode != SROCE_WR_ATOMIC_WRITE &&
+	     sroce_wqe_zc_ok(qp, wqe, paylen);
 	if (zc)
 		err = sroce_pkt_alloc_frags(sdev, &pkt, opcode, paylen);
 	else
@@ -296,6 +301,8 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 			err = sroce_pkt_trailer(&pkt);
 		if (err == -EMSGSIZE)
 			err = -EACCES;	/* the bound above says never */
+	} else if (wqe->opcode == SROCE_WR_ATOMIC_WRITE) {
+		memcpy(pkt.payload, &wqe->swap, sizeof(wqe->swap));
 	} else if (paylen) {
 		err = sroce_wqe_copy(qp, wqe, offset, pkt.payload, paylen,
 				     false);

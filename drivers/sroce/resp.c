@@ -451,9 +451,8 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		return;
 	}
 	err = sroce_mr_atomic(mr, be32_to_cpu(a->rkey), qp, va,
-			      (pkt->opcode & 0x1f) == SROCE_CMP_SWAP,
-			      be64_to_cpu(a->cmp), be64_to_cpu(a->swap_add),
-			      &res->orig);
+			      pkt->opcode & 0x1f, be64_to_cpu(a->cmp),
+			      be64_to_cpu(a->swap_add), &res->orig);
 	sroce_mr_put(mr);
 	if (err) {
 		res->npkts = 0;		/* nothing to answer: it failed */
@@ -463,6 +462,46 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	res->op = pkt->opcode & 0x1f;
 	res->psn = pkt->psn;
 	res->npkts = 1;
+}
+
+/*
+ * RDMA Atomic Write (IBA 1.5, A19.4.2): 8 bytes, naturally aligned, stored
+ * at once, with remote write rights; acknowledged like a WRITE.  A
+ * duplicate is acknowledged without being written again (IBA 9.7.5.1.3:
+ * the first one was), so it needs no responder resource.
+ */
+static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_reth *reth = (void *)pkt->ext;
+	u64 va = be64_to_cpu(reth->va), val, orig;
+	u32 rkey = be32_to_cpu(reth->rkey);
+	struct sroce_mr *mr;
+	int err;
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE)) {
+		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_REM_ACCESS);
+		pkt->failed = true;
+		return;
+	}
+	if (pkt->paylen != sizeof(val) || be32_to_cpu(reth->len) != sizeof(val) ||
+	    (va & 7)) {
+		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
+		pkt->failed = true;
+		return;
+	}
+	memcpy(&val, pkt->payload, sizeof(val));
+	mr = sroce_mr_lookup(qp, rkey, true, IB_ACCESS_REMOTE_WRITE, va,
+			     sizeof(val));
+	err = mr ? sroce_mr_atomic(mr, rkey, qp, va, SROCE_ATOMIC_WRITE, 0, val,
+				   &orig) : -EACCES;
+	if (mr)
+		sroce_mr_put(mr);
+	if (err) {
+		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_REM_ACCESS);
+		pkt->failed = true;
+		return;
+	}
+	qp->resp.msn++;
 }
 
 /* A duplicate request (PSN behind the expected one), IBA 9.7.5.1.3. */
@@ -783,6 +822,8 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_resp_write(qp, pkt, rc);
 	else if (pkt->info & SROCE_F_READ)
 		sroce_resp_read(qp, pkt);
+	else if (pkt->info & SROCE_F_AWRITE)
+		sroce_resp_atomic_write(qp, pkt);
 	else
 		sroce_resp_atomic(qp, pkt);
 	if (pkt->rnr || pkt->failed || qp->state == IB_QPS_ERR)

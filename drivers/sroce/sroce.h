@@ -427,6 +427,8 @@ enum sroce_wqe_state {
  * @done: read WQEs: response bytes already placed
  * @av: UD WRs: the destination, copied from the AH at post time
  *
+ * SROCE_WR_ATOMIC_WRITE carries its 8 bytes in @swap (@length is 8).
+ *
  * IB_WR_BIND_MW (from a mapped SQ only: uverbs has no command for it)
  * names the window by @ex (its rkey now) and gives @rkey (its next rkey),
  * @remote_addr and @compare_add (the range), @reg_key (the MR's lkey) and
@@ -772,6 +774,16 @@ static inline void sroce_count(struct sroce_dev *sdev, enum sroce_counter c)
 	this_cpu_inc(sdev->stats->c[c]);
 }
 
+/*
+ * RDMA Atomic Write (IBA 1.5, annex A19): 8 bytes written at once.  Linux
+ * 6.1's verbs have no name for it, so these are the values later kernels
+ * and rdma-core 43+ give it (IB_UVERBS_WR_ATOMIC_WRITE,
+ * IB_UVERBS_WC_ATOMIC_WRITE).  Only a mapped SQ carries one: uverbs'
+ * post command and kernel ULPs cannot.
+ */
+#define SROCE_WR_ATOMIC_WRITE	((enum ib_wr_opcode)15)
+#define SROCE_WC_ATOMIC_WRITE	((enum ib_wc_opcode)9)
+
 static inline bool sroce_wqe_is_rd_op(enum ib_wr_opcode op)
 {
 	return op == IB_WR_RDMA_READ || op == IB_WR_ATOMIC_CMP_AND_SWP ||
@@ -960,7 +972,7 @@ int sroce_mr_access(struct sroce_mr *mr, u32 key,
 		    const struct sroce_qp *rqp, int access, u64 va, void *buf,
 		    u32 len, bool to_mr);
 int sroce_mr_atomic(struct sroce_mr *mr, u32 key, const struct sroce_qp *rqp,
-		    u64 va, bool cmp_swap, u64 cmp, u64 swap_add, u64 *orig);
+		    u64 va, u8 op, u64 cmp, u64 swap_add, u64 *orig);
 int sroce_sge_copy(struct sroce_qp *qp, const struct ib_sge *sge,
 		   u32 num_sge, u32 offset, void *buf, u32 len, bool to_mr);
 

@@ -244,6 +244,29 @@ static int sroce_uwqe_bind(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 }
 
 /*
+ * An RDMA Atomic Write (IBA A19.4): 8 bytes from the entry's swap field,
+ * taken now as inline data is.  RC only (IBA 1.5 defines no UC one).
+ */
+static int sroce_uwqe_atomic_write(struct sroce_qp *qp,
+				   struct sroce_send_wqe *wqe,
+				   const struct sroce_send_uwqe *u, u64 wr_id,
+				   u32 send_flags)
+{
+	if (qp->ibqp.qp_type != IB_QPT_RC || (send_flags & IB_SEND_INLINE))
+		return -EINVAL;
+	memset(wqe, 0, struct_size(wqe, sge, qp->sq.max_sge));
+	wqe->wr_id = wr_id;
+	wqe->opcode = SROCE_WR_ATOMIC_WRITE;
+	wqe->send_flags = send_flags;
+	wqe->status = IB_WC_SUCCESS;
+	wqe->remote_addr = READ_ONCE(u->remote_addr);
+	wqe->rkey = READ_ONCE(u->rkey);
+	wqe->swap = READ_ONCE(u->swap);
+	wqe->length = sizeof(wqe->swap);
+	return 0;
+}
+
+/*
  * Copy one SQ entry into the WR post_send would get, then fill the WQE
  * from it as post_send does.  Each field is read once: the checks and the
  * engine see the same values, whatever the process writes meanwhile.
@@ -265,6 +288,9 @@ static int sroce_uwqe_take(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 	w.wr.send_flags = READ_ONCE(u->send_flags) &
 			  (IB_SEND_FENCE | IB_SEND_SIGNALED |
 			   IB_SEND_SOLICITED | IB_SEND_INLINE);
+	if (w.wr.opcode == SROCE_WR_ATOMIC_WRITE)
+		return sroce_uwqe_atomic_write(qp, wqe, u, wr_id,
+					       w.wr.send_flags);
 	/* The uverbs opcodes a process may post (never IB_WR_REG_MR). */
 	switch (w.wr.opcode) {
 	case IB_WR_RDMA_WRITE:

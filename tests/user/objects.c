@@ -666,6 +666,125 @@ static int bind_status(struct ibv_pd *pd, struct ibv_cq *cq, int sgid,
 }
 
 /*
+ * RDMA Atomic Write (IBA 1.5, A19.4) through ibv_wr_atomic_write() and a
+ * posted IBV_WR_ATOMIC_WRITE: 8 bytes land at once; a misaligned target is
+ * an invalid request, an MR without remote write a remote access error.
+ * Over the uverbs commands (@mapped 0) it is refused: the command has no
+ * such opcode.
+ */
+static void atomic_write(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
+			 union ibv_gid *gid, int mapped)
+{
+	static uint64_t target[4], src = 0x0123456789abcdefull;
+	struct ibv_qp_init_attr_ex xa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = pd,
+		.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE |
+				  IBV_QP_EX_WITH_RDMA_WRITE,
+	};
+	struct ibv_mr *tmr, *romr, *smr;
+	struct ibv_cq *cq;
+	struct ibv_qp *a = NULL, *b = NULL;
+	struct ibv_qp_ex *ax;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+	struct ibv_wc wc;
+	uint64_t v = 0x1122334455667788ull;
+	int rc, st, pass;
+
+	tmr = ibv_reg_mr(pd, target, sizeof(target), IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE);
+	romr = ibv_reg_mr(pd, target, sizeof(target), IBV_ACCESS_REMOTE_READ);
+	smr = ibv_reg_mr(pd, &src, sizeof(src), IBV_ACCESS_LOCAL_WRITE);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	for (pass = 0; pass < 2 && tmr && romr && smr && cq; pass++) {
+		xa.send_cq = xa.recv_cq = cq;
+		a = ibv_create_qp_ex(ctx, &xa);
+		b = ibv_create_qp_ex(ctx, &xa);
+		if (!a || !b || to_rts_peer(a, b->qp_num, sgid, gid) ||
+		    to_rts_peer(b, a->qp_num, sgid, gid))
+			break;
+		ax = ibv_qp_to_qp_ex(a);
+		if (pass == 0) {
+			ibv_wr_start(ax);
+			ax->wr_id = 1;
+			ax->wr_flags = IBV_SEND_SIGNALED;
+			ibv_wr_atomic_write(ax, tmr->rkey,
+					    (uintptr_t)&target[1], &v);
+			rc = ibv_wr_complete(ax);
+			if (!mapped) {
+				ok(rc != 0,
+				   "RDMA Atomic Write over the uverbs commands is refused (%d)",
+				   rc);
+				break;
+			}
+			st = !rc && poll_wc(cq, &wc) && wc.wr_id == 1 ?
+			     (int)wc.status : -1;
+			ok(st == IBV_WC_SUCCESS &&
+			   wc.opcode == IBV_WC_ATOMIC_WRITE &&
+			   target[1] == v && !target[0] && !target[2],
+			   "ibv_wr_atomic_write: 8 bytes land, IBV_WC_ATOMIC_WRITE (%d, %d)",
+			   rc, st);
+			sge = (struct ibv_sge){ (uintptr_t)&src, 8, smr->lkey };
+			memset(&wr, 0, sizeof(wr));
+			wr.wr_id = 2;
+			wr.sg_list = &sge;
+			wr.num_sge = 1;
+			wr.opcode = IBV_WR_ATOMIC_WRITE;
+			wr.wr.rdma.remote_addr = (uintptr_t)&target[2];
+			wr.wr.rdma.rkey = tmr->rkey;
+			st = post_status(a, cq, &wr, NULL);
+			ok(st == IBV_WC_SUCCESS && target[2] == src,
+			   "a posted IBV_WR_ATOMIC_WRITE (its SGE's 8 bytes) (%d)",
+			   st);
+			ibv_wr_start(ax);
+			ax->wr_id = 3;
+			ax->wr_flags = IBV_SEND_SIGNALED;
+			ibv_wr_atomic_write(ax, tmr->rkey,
+					    (uintptr_t)&target[3] - 4, &v);
+			rc = ibv_wr_complete(ax);
+			st = !rc && poll_wc(cq, &wc) && wc.wr_id == 3 ?
+			     (int)wc.status : -1;
+			ok(st == IBV_WC_REM_INV_REQ_ERR && !target[3],
+			   "a misaligned target: IBV_WC_REM_INV_REQ_ERR (%d)", st);
+		} else {
+			ibv_wr_start(ax);
+			ax->wr_id = 4;
+			ax->wr_flags = IBV_SEND_SIGNALED;
+			ibv_wr_atomic_write(ax, romr->rkey,
+					    (uintptr_t)&target[0], &v);
+			rc = ibv_wr_complete(ax);
+			st = !rc && poll_wc(cq, &wc) && wc.wr_id == 4 ?
+			     (int)wc.status : -1;
+			ok(st == IBV_WC_REM_ACCESS_ERR && !target[0],
+			   "an MR without remote write: IBV_WC_REM_ACCESS_ERR (%d)",
+			   st);
+		}
+		ibv_destroy_qp(a);
+		ibv_destroy_qp(b);
+		a = b = NULL;
+		while (ibv_poll_cq(cq, 1, &wc) > 0)
+			;	/* the flushes of the failed pair */
+	}
+	if (a)
+		ibv_destroy_qp(a);
+	if (b)
+		ibv_destroy_qp(b);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (smr)
+		ibv_dereg_mr(smr);
+	if (romr)
+		ibv_dereg_mr(romr);
+	if (tmr)
+		ibv_dereg_mr(tmr);
+}
+
+/*
  * Memory windows (IBA 10.6.7): type 1 bound by ibv_bind_mw(), type 2B by
  * a posted IBV_WR_BIND_MW and by ibv_wr_bind_mw(); the range and rights
  * of a binding, a type 2B window usable through its own QP only, local
@@ -1097,6 +1216,8 @@ int main(int argc, char **argv)
 	rereg(ctx, pd, cq, sgid, &gid);
 	windows(ctx, pd, sgid, &gid, !getenv("SROCE_MAPPED") ||
 		strcmp(getenv("SROCE_MAPPED"), "0"));
+	atomic_write(ctx, pd, sgid, &gid, !getenv("SROCE_MAPPED") ||
+		     strcmp(getenv("SROCE_MAPPED"), "0"));
 	/* Pinning a million pages is slow under emulation: once is enough. */
 	if (!getenv("SROCE_MAPPED") || strcmp(getenv("SROCE_MAPPED"), "0"))
 		big_mr(&dattr.orig_attr, pd, cq, sgid, &gid);

@@ -29,6 +29,8 @@
 #               back, with every sroce tracepoint on; each tracepoint fired
 #   roce_trace  tools/roce-trace decodes every AETH syndrome
 #   cli         roce_packet.py's command line sends a WRITE, shows the ACK
+#   atomic_write  RDMA Atomic Write: lands and is ACKed, a duplicate is not
+#               written again, none on UC, a misaligned target is NAKed
 . tests/lib/vm.sh
 
 REGRESS="$SROCE_SRC/tools/fuzz/wire-regress"
@@ -55,7 +57,8 @@ scenario() {
 fake_peer_up
 before=$(objects)
 
-for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli; do
+for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
+	 atomic_write; do
 	scenario "$s"
 done
 

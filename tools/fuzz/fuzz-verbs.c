@@ -1317,7 +1317,7 @@ static int rand_opcode_valid(struct thr *t, int type)
 		IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE,
 		IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ,
 		IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
-		IBV_WR_SEND_WITH_INV,
+		IBV_WR_SEND_WITH_INV, IBV_WR_ATOMIC_WRITE,
 	};
 	static const int uc[] = {
 		IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE,
@@ -1420,6 +1420,7 @@ static void clean_send(struct thr *t, struct fqp *q, struct ibv_send_wr *w)
 	uint32_t max = q->type == IBV_QPT_UD ? 1024 : 16384, total = 0;
 	int atomic = op == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		     op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	int awrite = op == IBV_WR_ATOMIC_WRITE;
 
 	w->opcode = op;
 	w->send_flags = (chance(t, 70) ? IBV_SEND_SIGNALED : 0) |
@@ -1427,7 +1428,11 @@ static void clean_send(struct thr *t, struct fqp *q, struct ibv_send_wr *w)
 			(chance(t, 10) ? IBV_SEND_FENCE : 0);
 	if (op == IBV_WR_RDMA_READ || atomic)
 		need_local = IBV_ACCESS_LOCAL_WRITE;
-	if (atomic) {
+	if (awrite) {
+		/* Its 8 bytes are read when posted, as inline data is. */
+		n = 1;
+		w->sg_list[0] = (struct ibv_sge){ (uintptr_t)t->scratch, 8, 0 };
+	} else if (atomic) {
 		n = 1;
 		clean_sge(t, w->sg_list, q->pdgen, need_local, 8);
 		w->sg_list[0].length = 8;
@@ -1460,6 +1465,9 @@ static void clean_send(struct thr *t, struct fqp *q, struct ibv_send_wr *w)
 			     IBV_ACCESS_REMOTE_ATOMIC, 8, 1);
 		w->wr.atomic.compare_add = rn(t, 4);
 		w->wr.atomic.swap = rnd(t);
+	} else if (awrite) {
+		clean_remote(t, &w->wr.rdma.remote_addr, &w->wr.rdma.rkey,
+			     IBV_ACCESS_REMOTE_WRITE, 8, 1);
 	} else if (op == IBV_WR_RDMA_READ) {
 		clean_remote(t, &w->wr.rdma.remote_addr, &w->wr.rdma.rkey,
 			     IBV_ACCESS_REMOTE_READ, total, 0);
@@ -1568,6 +1576,10 @@ static void op_post_send(struct thr *t)
 			rand_inline(t, w->sg_list, nsge,
 				    q->cap.max_inline_data,
 				    !mapped || q->type == IBV_QPT_UD);
+		else if (w->opcode == IBV_WR_ATOMIC_WRITE)
+			/* read when posted, as inline data: valid pointers */
+			rand_inline(t, w->sg_list, nsge, 8,
+				    !mapped || q->type != IBV_QPT_RC);
 		else
 			for (s = 0; s < nsge; s++)
 				rand_sge(t, &w->sg_list[s]);
@@ -1968,6 +1980,10 @@ static void op_fork(struct thr *t)
 			w.num_sge = 1;
 			w.opcode = rand_opcode(t, q->type);
 			w.send_flags = IBV_SEND_SIGNALED;
+			/* Read when posted, as inline data: a valid pointer. */
+			if (w.opcode == IBV_WR_ATOMIC_WRITE)
+				sge = (struct ibv_sge){ (uintptr_t)t->scratch,
+							8, 0 };
 			if (q->type == IBV_QPT_UD) {
 				int a = USED(t, t->ah, ah);
 

@@ -897,6 +897,12 @@ static int sroce_send_wr_ok(struct sroce_qp *qp, const struct ibv_send_wr *wr,
 		if (!rc)
 			return EINVAL;
 		break;
+	case IBV_WR_ATOMIC_WRITE:
+		/* The 8 bytes to write: one SGE, read when posted (inline). */
+		if (!rc || (wr->send_flags & IBV_SEND_INLINE) ||
+		    wr->num_sge != 1 || wr->sg_list[0].length != 8)
+			return EINVAL;
+		return 0;
 	case IBV_WR_BIND_MW:
 		if (!wr->bind_mw.mw || (wr->send_flags & IBV_SEND_INLINE) ||
 		    wr->bind_mw.mw->pd != qp->vqp.qp.pd)
@@ -959,6 +965,15 @@ static int sroce_sq_write(struct sroce_qp *qp, struct ibv_send_wr *wr)
 		qp->sq.prod++;
 		/* The window's rkey from now on, if the bind succeeds. */
 		wr->bind_mw.mw->rkey = wr->bind_mw.rkey;
+		return 0;
+	}
+	if (wr->opcode == IBV_WR_ATOMIC_WRITE) {
+		u->remote_addr = wr->wr.rdma.remote_addr;
+		u->rkey = wr->wr.rdma.rkey;
+		memcpy(&u->swap, (void *)(uintptr_t)wr->sg_list[0].addr, 8);
+		u->num_sge = 0;
+		u->inline_len = 0;
+		qp->sq.prod++;
 		return 0;
 	}
 	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
@@ -1271,6 +1286,26 @@ static void sroce_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 		wr->invalidate_rkey = rkey;
 }
 
+/*
+ * RDMA Atomic Write (IBA 1.5): the 8 bytes are copied into the WR's own
+ * buffer now (as inline data), its one SGE.
+ */
+static void sroce_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+				  uint64_t addr, const void *data)
+{
+	struct ibv_send_wr *wr = sroce_wr_new(qpx, IBV_WR_ATOMIC_WRITE);
+	struct sroce_wr *w;
+
+	if (!wr)
+		return;
+	w = sroce_wr_cur(qpx);
+	memcpy(w->inl, data, 8);
+	w->sge[0] = (struct ibv_sge){ (uintptr_t)w->inl, 8, 0 };
+	wr->num_sge = 1;
+	wr->wr.rdma.remote_addr = addr;
+	wr->wr.rdma.rkey = rkey;
+}
+
 static void sroce_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 			     uint32_t rkey, const struct ibv_mw_bind_info *bi)
 {
@@ -1358,7 +1393,8 @@ static void sroce_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
 			IBV_QP_EX_WITH_RDMA_READ | \
 			IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
 			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
-			IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
+			IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW | \
+			IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 static int sroce_qp_ex_init(struct sroce_qp *qp,
 			    struct ibv_qp_init_attr_ex *attr)
@@ -1386,6 +1422,7 @@ static int sroce_qp_ex_init(struct sroce_qp *qp,
 	qpx->wr_atomic_fetch_add = sroce_wr_fetch_add;
 	qpx->wr_local_inv = sroce_wr_local_inv;
 	qpx->wr_bind_mw = sroce_wr_bind_mw;
+	qpx->wr_atomic_write = sroce_wr_atomic_write;
 	qpx->wr_set_ud_addr = sroce_wr_set_ud_addr;
 	qpx->wr_set_sge = sroce_wr_set_sge;
 	qpx->wr_set_sge_list = sroce_wr_set_sge_list;

@@ -133,8 +133,11 @@ struct sroce_wq_ring {
  * An SQ entry.  opcode and send_flags are the IB_UVERBS_WR_* and
  * IB_UVERBS_SEND_* values (SEND, SEND_WITH_IMM, SEND_WITH_INV,
  * RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ, the two atomics,
- * LOCAL_INV, BIND_MW).  With IB_UVERBS_SEND_INLINE the slot carries
- * inline_len bytes of data where sge[] would be, and num_sge is unused.
+ * LOCAL_INV, BIND_MW) and 15, RDMA Atomic Write (IB_UVERBS_WR_ATOMIC_WRITE
+ * of later kernels), whose 8 bytes travel in swap, as they are in memory
+ * (it completes with opcode 9, IB_UVERBS_WC_ATOMIC_WRITE).  With
+ * IB_UVERBS_SEND_INLINE the slot carries inline_len bytes of data where
+ * sge[] would be, and num_sge is unused.
  *
  * BIND_MW (ibv_bind_mw, a posted IBV_WR_BIND_MW, ibv_wr_bind_mw) names
  * the window by ex (its rkey now), gives its new rkey in rkey (the same
