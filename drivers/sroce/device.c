@@ -360,16 +360,16 @@ void sroce_init_device(struct sroce_dev *sdev)
 	spin_lock_init(&sdev->mcg_lock);
 	INIT_LIST_HEAD(&sdev->mcg_list);
 	sdev->port_state = IB_PORT_NOP;	/* the first event always reports */
-	/* ib_core kfree()s QPs: their pool waits for readers itself. */
+	/* ib_core kfree()s QPs: their elements are apart (kfree_rcu). */
 	sroce_pool_init(&sdev->qp_pool, SROCE_MIN_QPN, SROCE_MAX_QPN,
-			SROCE_MAX_QP, true);
+			SROCE_MAX_QP);
 	/*
 	 * MR and window keys are index << 8 | key byte, in one index; each
 	 * kind counts against its own limit (mr.c).  We free them with
 	 * kfree_rcu.
 	 */
 	sroce_pool_init(&sdev->mr_pool, 1, SROCE_MAX_MR + SROCE_MAX_MW,
-			SROCE_MAX_MR + SROCE_MAX_MW, false);
+			SROCE_MAX_MR + SROCE_MAX_MW);
 	sroce_live_inc(SROCE_OBJ_DEV);
 }
 

@@ -228,7 +228,7 @@ int sroce_mcast_rcv(struct sroce_pkt *pkt)
 	spin_lock_bh(&sdev->mcg_lock);
 	mcg = sroce_mcg_find(sdev, &pkt->dgid);
 	for (i = 0; mcg && i < mcg->nr_qps; i++)
-		if (kref_get_unless_zero(&mcg->qp[i]->elem.ref))
+		if (sroce_qp_hold(mcg->qp[i]))
 			qps[n++] = mcg->qp[i];
 	spin_unlock_bh(&sdev->mcg_lock);
 

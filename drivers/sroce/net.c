@@ -654,7 +654,7 @@ void sroce_qp_xmit(struct sroce_qp *qp, struct sroce_pkt *pkt, bool req)
 	 * waited for the last holder (a work item queued before may still
 	 * run the engine): the packet is dropped.
 	 */
-	if (!kref_get_unless_zero(&qp->elem.ref)) {
+	if (!sroce_qp_hold(qp)) {
 		kfree_skb(skb);
 		return;
 	}

@@ -20,18 +20,16 @@
  *    by the responder's message in progress) are instead made unusable by
  *    their destroy and freed by the last put: sroce_pool_unpublish() and
  *    the element's @release.  A reader may still have loaded
- *    the pointer just before it was unpublished: objects we free ourselves
- *    go through kfree_rcu, and for objects ib_core frees with a plain
- *    kfree (QPs) the pool waits for an RCU grace period (@sync_rcu).
+ *    the element just before it was unpublished: elements are freed with
+ *    kfree_rcu, the object's own (MRs) or, for objects ib_core frees with
+ *    a plain kfree (QPs), a separate one (struct sroce_pool_elem).
  *
  * Lock order: the xarray lock is a leaf; nothing is taken under it.
  */
 #include "sroce.h"
 
-void sroce_pool_init(struct sroce_pool *pool, u32 min, u32 max, u32 count,
-		     bool sync_rcu)
+void sroce_pool_init(struct sroce_pool *pool, u32 min, u32 max, u32 count)
 {
-	pool->sync_rcu = sync_rcu;
 	xa_init_flags(&pool->xa, XA_FLAGS_ALLOC);
 	pool->limit = XA_LIMIT(min, max);
 	pool->next = min;
@@ -177,8 +175,8 @@ void sroce_pool_elem_put(struct sroce_pool_elem *elem)
  * @elem: the object's lifetime element
  *
  * Sleeps until every reference taken through sroce_pool_get() is put.  The
- * caller may free the object afterwards (with kfree_rcu, unless the pool
- * has @sync_rcu set, in which case no reader can still see it).
+ * object is then the caller's; its element may still be read by a lookup
+ * that loaded it before the erase, and must be freed with kfree_rcu.
  */
 void sroce_pool_remove(struct sroce_pool *pool, struct sroce_pool_elem *elem)
 {
@@ -186,8 +184,6 @@ void sroce_pool_remove(struct sroce_pool *pool, struct sroce_pool_elem *elem)
 	sroce_uncharge(&pool->count);
 	sroce_pool_elem_put(elem);
 	wait_for_completion(&elem->done);
-	if (pool->sync_rcu)
-		synchronize_rcu();
 }
 
 /**

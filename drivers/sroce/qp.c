@@ -146,20 +146,31 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			goto err_dst;
 	}
 
-	/* An id now, published last: from then on packets can find the QP. */
-	if (init->qp_type == IB_QPT_GSI)
-		err = sroce_pool_add_id(&sdev->qp_pool, &qp->elem, 1);
-	else
-		err = sroce_pool_add(&sdev->qp_pool, &qp->elem);
-	if (err)
+	/*
+	 * An id now, published last: from then on packets can find the QP.
+	 * Its element outlives it (struct sroce_pool_elem).
+	 */
+	qp->elem = kzalloc(sizeof(*qp->elem), GFP_KERNEL_ACCOUNT);
+	if (!qp->elem) {
+		err = -ENOMEM;
 		goto err_dst;
-	ibqp->qp_num = qp->elem.id;
-	qp->src_port = sroce_src_port(qp->elem.id);
+	}
+	qp->elem->obj = qp;
+	if (init->qp_type == IB_QPT_GSI)
+		err = sroce_pool_add_id(&sdev->qp_pool, qp->elem, 1);
+	else
+		err = sroce_pool_add(&sdev->qp_pool, qp->elem);
+	if (err) {
+		kfree(qp->elem);
+		goto err_dst;
+	}
+	ibqp->qp_num = qp->elem->id;
+	qp->src_port = sroce_src_port(qp->elem->id);
 	init->cap.max_send_wr = qp->sq.size;
 	if (!init->srq)
 		init->cap.max_recv_wr = qp->rq.size;
 	sroce_live_inc(SROCE_OBJ_QP);
-	sroce_pool_publish(&sdev->qp_pool, &qp->elem);
+	sroce_pool_publish(&sdev->qp_pool, qp->elem);
 	return 0;
 
 err_dst:
@@ -510,7 +521,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	WRITE_ONCE(qp->dead, true);	/* no timers, no kicks from here on */
 	spin_unlock_bh(&qp->lock);
 	sroce_mcast_detach_all(qp);
-	sroce_pool_remove(&sdev->qp_pool, &qp->elem);
+	sroce_pool_remove(&sdev->qp_pool, qp->elem);
 	del_timer_sync(&qp->retry_timer);
 	del_timer_sync(&qp->rnr_timer);
 	cancel_work_sync(&qp->tx_work);
@@ -533,6 +544,8 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	sroce_queue_free(&qp->sq);
 	sroce_queue_free(&qp->rq);
 	mutex_destroy(&qp->state_lock);
+	/* Nothing holds it; a lookup may still read it (pool.c). */
+	kfree_rcu(qp->elem, rcu);
 	sroce_live_dec(SROCE_OBJ_QP);
 	return 0;
 }

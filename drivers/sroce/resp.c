@@ -118,7 +118,7 @@ static void sroce_resp_ack_later(struct sroce_qp *qp, u32 psn)
 	if (qp->resp.ack_queued)
 		return;
 	/* The packet being handled holds the QP: this cannot fail. */
-	if (!kref_get_unless_zero(&qp->elem.ref)) {
+	if (!sroce_qp_hold(qp)) {
 		sroce_resp_ack_flush(qp);
 		return;
 	}

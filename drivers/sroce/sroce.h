@@ -59,22 +59,25 @@
 /*
  * Device limits.  query_device reports exactly these and every create path
  * enforces them, so a ULP that sizes itself from query_device never fails.
+ * Each is a count the kernel test client fills to the last one
+ * (tests/kernel/sroce_test.c); what an object costs is in admin-guide.rst.
+ * QPNs and MR/window key indexes are 24 bits: these stay well inside.
  */
-#define SROCE_MAX_QP		4096
-#define SROCE_MAX_QP_WR		4096
+#define SROCE_MAX_QP		65536
+#define SROCE_MAX_QP_WR		32768
 #define SROCE_MAX_SGE		32
 #define SROCE_MAX_SGE_RD	32
-#define SROCE_MAX_CQ		4096
-#define SROCE_MAX_CQE		32767
-#define SROCE_MAX_MR		65536
+#define SROCE_MAX_CQ		65536
+#define SROCE_MAX_CQE		262143	/* a mapped ring: 2^18 slots */
+#define SROCE_MAX_MR		262144
 #define SROCE_MAX_MW		65536	/* windows share the MRs' key space */
-#define SROCE_MAX_PD		4096
-#define SROCE_MAX_AH		4096
-#define SROCE_MAX_SRQ		1024
+#define SROCE_MAX_PD		65536
+#define SROCE_MAX_AH		65536
+#define SROCE_MAX_SRQ		65536
 #define SROCE_MAX_MCG		1024	/* multicast groups per device */
 #define SROCE_MAX_MCG_QPS	32	/* QPs attached to one group */
 #define SROCE_MAX_MCG_ATTACH	4096	/* attachments per device */
-#define SROCE_MAX_SRQ_WR	4096
+#define SROCE_MAX_SRQ_WR	32768
 #define SROCE_MAX_INLINE	256
 #define SROCE_MAX_RD_ATOMIC	16	/* responder resources per QP */
 /*
@@ -90,7 +93,7 @@
  */
 #define SROCE_MAX_MR_SIZE	((u64)U32_MAX << PAGE_SHIFT)
 #define SROCE_MAX_MSG_SIZE	BIT(31)
-#define SROCE_PORT_GID_TBL_LEN	64
+#define SROCE_PORT_GID_TBL_LEN	1024	/* as rdma_rxe's */
 #define SROCE_MAX_FRMR_PAGES	512
 #define SROCE_VENDOR_ID		0xffffff	/* no IEEE OUI: a software device */
 
@@ -160,8 +163,6 @@ static inline void sroce_live_dec(enum sroce_obj_type t)
  * @next: cursor for cyclic allocation (ids are not reused at once)
  * @count: objects currently published, bounded by @max
  * @max: the device limit for this object type
- * @sync_rcu: ib_core frees these objects without an RCU grace period, so
- *            removal waits for one
  */
 struct sroce_pool {
 	struct xarray xa;
@@ -169,22 +170,30 @@ struct sroce_pool {
 	u32 next;
 	atomic_t count;
 	u32 max;
-	bool sync_rcu;
 };
 
 /**
- * struct sroce_pool_elem - embedded in every indexed object
+ * struct sroce_pool_elem - what the index points to, for every object
  * @ref: the object's references; the owner holds one
  * @done: completed when the last reference is gone (no @release)
  * @release: called at the last put instead, for objects freed by their
  *           last holder (MRs: sroce_pool_unpublish()); from any context
+ * @obj: the object (QPs: their element is allocated apart, see below)
  * @id: the index (QPN, MR key index)
- * @rcu: for objects we free ourselves (kfree_rcu)
+ * @rcu: the element goes with kfree_rcu: a lookup may have loaded it
+ *
+ * Embedded in the objects we free ourselves (MRs, kfree_rcu).  A QP's
+ * memory is ib_core's, which frees it with a plain kfree() as soon as
+ * destroy_qp returns: its element is a small allocation of its own that
+ * outlives it by an RCU grace period (kfree_rcu), so that destroying a
+ * QP never waits for a grace period (synchronize_rcu() per QP made
+ * tearing down thousands of QPs take minutes).
  */
 struct sroce_pool_elem {
 	struct kref ref;
 	struct completion done;
 	void (*release)(struct sroce_pool_elem *elem);
+	void *obj;
 	u32 id;
 	struct rcu_head rcu;
 };
@@ -617,7 +626,7 @@ struct sroce_resp {
 
 struct sroce_qp {
 	struct ib_qp ibqp;
-	struct sroce_pool_elem elem;
+	struct sroce_pool_elem *elem;	/* allocated apart (lifetime layer) */
 
 	struct mutex state_lock;	/* serialises modify_qp and destroy */
 	enum ib_qp_state state;		/* read locklessly on the data path */
@@ -825,8 +834,7 @@ int sroce_active_mtu(const struct net_device *ndev);
 u32 sroce_port_mtu(struct sroce_dev *sdev);
 
 /* pool.c - lifetime layer */
-void sroce_pool_init(struct sroce_pool *pool, u32 min, u32 max, u32 count,
-		     bool sync_rcu);
+void sroce_pool_init(struct sroce_pool *pool, u32 min, u32 max, u32 count);
 void sroce_pool_destroy(struct sroce_pool *pool);
 int sroce_pool_add(struct sroce_pool *pool, struct sroce_pool_elem *elem);
 int sroce_pool_add_id(struct sroce_pool *pool, struct sroce_pool_elem *elem,
@@ -844,12 +852,18 @@ static inline struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)
 {
 	struct sroce_pool_elem *elem = sroce_pool_get(&sdev->qp_pool, qpn);
 
-	return elem ? container_of(elem, struct sroce_qp, elem) : NULL;
+	return elem ? elem->obj : NULL;
+}
+
+/* Another reference on a QP that the caller knows alive, or false. */
+static inline bool sroce_qp_hold(struct sroce_qp *qp)
+{
+	return kref_get_unless_zero(&qp->elem->ref);
 }
 
 static inline void sroce_qp_put(struct sroce_qp *qp)
 {
-	sroce_pool_elem_put(&qp->elem);
+	sroce_pool_elem_put(qp->elem);
 }
 
 /*

@@ -9,6 +9,7 @@
  */
 #include <linux/debugfs.h>
 #include <linux/etherdevice.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
@@ -282,6 +283,26 @@ static void sroce_test_limits(struct sroce_test *t, struct ib_pd *pd,
 	sroce_test_err(t, bad_cq, -EINVAL, "CQ with max_cqe + 1 entries");
 	if (!IS_ERR(bad_cq))
 		ib_destroy_cq(bad_cq);
+	cqa.cqe = da->max_cqe;
+	bad_cq = ib_create_cq(t->dev, NULL, NULL, NULL, &cqa);
+	sroce_test_ptr(t, bad_cq, "CQ with max_cqe entries");
+	if (!IS_ERR(bad_cq))
+		ib_destroy_cq(bad_cq);
+
+	/* At the limits: as many WRs as query_device says, each queue. */
+	init.cap.max_send_wr = da->max_qp_wr;
+	init.cap.max_recv_wr = da->max_qp_wr;
+	qp = ib_create_qp(pd, &init);
+	sroce_test_ptr(t, qp, "QP with max_qp_wr send and receive WRs");
+	if (!IS_ERR(qp))
+		ib_destroy_qp(qp);
+	init.cap.max_recv_wr = 1;
+	sinit.attr.max_wr = da->max_srq_wr;
+	srq = ib_create_srq(pd, &sinit);
+	sroce_test_ptr(t, srq, "SRQ with max_srq_wr WRs");
+	if (!IS_ERR(srq))
+		ib_destroy_srq(srq);
+	sinit.attr.max_wr = da->max_srq_wr + 1;
 
 	init.cap.max_send_wr = da->max_qp_wr + 1;
 	qp = ib_create_qp(pd, &init);
@@ -318,6 +339,147 @@ static void sroce_test_limits(struct sroce_test *t, struct ib_pd *pd,
 	sroce_test_err(t, mr, -EINVAL, "FRWR MR longer than max_fast_reg_page_list_len");
 	if (!IS_ERR(mr))
 		ib_dereg_mr(mr);
+}
+
+/* The objects sroce_test_fill() fills a device with, one kind at a time. */
+enum sroce_fill_kind {
+	SROCE_FILL_PD, SROCE_FILL_CQ, SROCE_FILL_QP, SROCE_FILL_SRQ,
+	SROCE_FILL_AH, SROCE_FILL_MR, SROCE_FILL_MAX,
+};
+
+static const char *const sroce_fill_name[SROCE_FILL_MAX] = {
+	"PD", "CQ", "QP", "SRQ", "AH", "MR",
+};
+
+/* The smallest object of @kind: what costs a device a count, little else. */
+static void *sroce_fill_new(struct sroce_test *t, int kind, struct ib_pd *pd,
+			    struct ib_cq *cq, int sgid_index)
+{
+	struct ib_cq_init_attr cqa = { .cqe = 1 };
+	struct ib_qp_init_attr qi = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IB_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_srq_init_attr si = { .attr = { .max_wr = 1, .max_sge = 1 } };
+	struct rdma_ah_attr ah;
+
+	switch (kind) {
+	case SROCE_FILL_PD:
+		return ib_alloc_pd(t->dev, 0);
+	case SROCE_FILL_CQ:
+		return ib_create_cq(t->dev, NULL, NULL, NULL, &cqa);
+	case SROCE_FILL_QP:
+		return ib_create_qp(pd, &qi);
+	case SROCE_FILL_SRQ:
+		return ib_create_srq(pd, &si);
+	case SROCE_FILL_AH:
+		sroce_test_ah_attr(t->dev, &ah, sgid_index);
+		return rdma_create_ah(pd, &ah, 0);
+	default:
+		return ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, 1);
+	}
+}
+
+static void sroce_fill_free(int kind, void *o)
+{
+	switch (kind) {
+	case SROCE_FILL_PD:
+		ib_dealloc_pd(o);
+		break;
+	case SROCE_FILL_CQ:
+		ib_destroy_cq(o);
+		break;
+	case SROCE_FILL_QP:
+		ib_destroy_qp(o);
+		break;
+	case SROCE_FILL_SRQ:
+		ib_destroy_srq(o);
+		break;
+	case SROCE_FILL_AH:
+		rdma_destroy_ah(o, 0);
+		break;
+	default:
+		ib_dereg_mr(o);
+	}
+}
+
+/*
+ * Fill the device with objects of @kind up to its limit @max: the next
+ * one fails with -ENOMEM, and after one is freed one more can be made
+ * (the limit stopped it, not memory).  The device already has a few of
+ * some kinds (ib_mad's PD, CQ, QP1 and the PD's DMA MR; this client's
+ * PD and CQ): at most 16 fewer are made.  Also reports what one costs,
+ * from the memory available before and after.
+ */
+static void sroce_test_fill_dev(struct sroce_test *t, int kind, int max,
+				struct ib_pd *pd, struct ib_cq *cq,
+				int sgid_index)
+{
+	const char *name = sroce_fill_name[kind];
+	long avail = si_mem_available();
+	ktime_t start = ktime_get();
+	void **o;
+	long err = 0, bytes;
+	int n, i;
+
+	o = kvcalloc(max + 1, sizeof(*o), GFP_KERNEL);
+	if (!o) {
+		sroce_test_ok(t, false, "%s: room to fill the device", name);
+		return;
+	}
+	for (n = 0; n <= max; n++) {
+		o[n] = sroce_fill_new(t, kind, pd, cq, sgid_index);
+		if (IS_ERR(o[n])) {
+			err = PTR_ERR(o[n]);
+			break;
+		}
+		if (!(n % 1024))
+			cond_resched();
+	}
+	bytes = n ? (avail - si_mem_available()) * PAGE_SIZE / n : 0;
+	sroce_test_ok(t, err == -ENOMEM && n <= max && n >= max - 16,
+		      "%s: %d made up to the device's %d, the next fails with -ENOMEM (%ld)",
+		      name, n, max, err);
+	t->len += scnprintf(t->buf + t->len, SROCE_TEST_BUF - t->len,
+			    "# %s: about %ld bytes each, %lld ms for %d\n",
+			    name, bytes,
+			    ktime_ms_delta(ktime_get(), start), n);
+	if (n) {
+		sroce_fill_free(kind, o[n - 1]);
+		o[n - 1] = sroce_fill_new(t, kind, pd, cq, sgid_index);
+		sroce_test_ok(t, !IS_ERR(o[n - 1]),
+			      "%s: one freed, one more made (%ld)", name,
+			      IS_ERR(o[n - 1]) ? PTR_ERR(o[n - 1]) : 0L);
+		if (IS_ERR(o[n - 1]))
+			n--;
+	}
+	for (i = n - 1; i >= 0; i--) {
+		sroce_fill_free(kind, o[i]);
+		if (!(i % 1024))
+			cond_resched();
+	}
+	kvfree(o);
+}
+
+static void sroce_test_fills(struct sroce_test *t, struct ib_pd *pd,
+			     int sgid_index)
+{
+	struct ib_device_attr *da = &t->dev->attrs;
+	const int max[SROCE_FILL_MAX] = {
+		da->max_pd, da->max_cq, da->max_qp, da->max_srq, da->max_ah,
+		da->max_mr,
+	};
+	struct ib_cq *cq;
+	int kind;
+
+	cq = ib_alloc_cq(t->dev, t, 1, 0, IB_POLL_DIRECT);
+	sroce_test_ptr(t, cq, "a CQ for the QPs that fill the device");
+	if (IS_ERR(cq))
+		return;
+	for (kind = 0; kind < SROCE_FILL_MAX; kind++)
+		sroce_test_fill_dev(t, kind, max[kind], pd, cq, sgid_index);
+	ib_free_cq(cq);
 }
 
 static void sroce_test_qp_states(struct sroce_test *t, struct ib_pd *pd,
@@ -1513,6 +1675,7 @@ static void sroce_test_run(struct sroce_test *t)
 		sroce_test_srq(t, pd, cq);
 		ib_free_cq(cq);
 	}
+	sroce_test_fills(t, pd, sgid_index);
 	sroce_test_qp_states(t, pd, sgid_index);
 	sroce_test_cq(t, pd, sgid_index);
 	sroce_test_mr_ah(t, pd, sgid_index);

@@ -666,6 +666,42 @@ static int bind_status(struct ibv_pd *pd, struct ibv_cq *cq, int sgid,
 }
 
 /*
+ * max_mw windows can be allocated (the device has none of its own), the
+ * next one fails with ENOMEM, and after one is freed one more can be.
+ */
+static void mw_fill(struct ibv_pd *pd, int max)
+{
+	struct ibv_mw **mw = calloc(max + 1, sizeof(*mw));
+	int n = 0, err = 0;
+
+	if (!mw) {
+		ok(0, "room for max_mw windows");
+		return;
+	}
+	for (n = 0; n <= max; n++) {
+		errno = 0;
+		mw[n] = ibv_alloc_mw(pd, n % 2 ? IBV_MW_TYPE_2 : IBV_MW_TYPE_1);
+		if (!mw[n]) {
+			err = errno;
+			break;
+		}
+	}
+	ok(n == max && err == ENOMEM,
+	   "%d windows made, max_mw %d; the next fails with ENOMEM (%d)", n,
+	   max, err);
+	if (n) {
+		ibv_dealloc_mw(mw[n - 1]);
+		mw[n - 1] = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+		ok(mw[n - 1] != NULL, "one freed, one more made (%d)", errno);
+		if (!mw[n - 1])
+			n--;
+	}
+	while (n--)
+		ibv_dealloc_mw(mw[n]);
+	free(mw);
+}
+
+/*
  * RDMA Atomic Write (IBA 1.5, A19.4) through ibv_wr_atomic_write() and a
  * posted IBV_WR_ATOMIC_WRITE: 8 bytes land at once; a misaligned target is
  * an invalid request, an MR without remote write a remote access error.
@@ -1216,6 +1252,9 @@ int main(int argc, char **argv)
 	rereg(ctx, pd, cq, sgid, &gid);
 	windows(ctx, pd, sgid, &gid, !getenv("SROCE_MAPPED") ||
 		strcmp(getenv("SROCE_MAPPED"), "0"));
+	/* Once is enough: the command is the same with and without maps. */
+	if (!getenv("SROCE_MAPPED") || strcmp(getenv("SROCE_MAPPED"), "0"))
+		mw_fill(pd, dattr.orig_attr.max_mw);
 	atomic_write(ctx, pd, sgid, &gid, !getenv("SROCE_MAPPED") ||
 		     strcmp(getenv("SROCE_MAPPED"), "0"));
 	/* Pinning a million pages is slow under emulation: once is enough. */

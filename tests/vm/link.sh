@@ -6,6 +6,7 @@
 # Device life on one host: load/unload, rdma link add/delete, port state
 # from carrier, MTU, node GUID, GIDs from addresses, two devices, netdev
 # removal, a netdev of another namespace refused, rmmod with devices bound,
+# the GID table filled to its 1024 entries,
 # RC and UD QPs when the netdev's MTU shrinks under them, rdma_rxe loaded
 # beside sroce (UDP 4791 is held only while sroce has a device).
 . tests/lib/vm.sh
@@ -146,6 +147,21 @@ client_fails 1
 ok $? "a UD send of 2048 bytes after the MTU went to 1024 fails (LOC_LEN_ERR)"
 unpair
 check "a new RC QP takes the new MTU and works" works1
+
+# The GID table at its limit (gid_tbl_len 1024, as rdma_rxe's): 1100 more
+# addresses on va fill it; those beyond get no GID, and QPs still work.
+gids1() { ibv_devinfo -v -d sroce1 2>/dev/null | grep -c 'GID\['; }
+gids_are() { [ "$(gids1)" "$1" "$2" ]; }
+for i in $(seq 1 1100); do
+	printf 'address add fd79::%x/128 dev va nodad\n' "$i"
+done > /tmp/addrs
+check "ibv_devinfo: gid_tbl_len 1024" bash -c \
+	"ibv_devinfo -v -d sroce1 | grep -q 'gid_tbl_len:[[:space:]]*1024$'"
+check "1100 IPv6 addresses more on va" ip -6 -batch /tmp/addrs
+check "the GID table fills to its 1024 entries" wait_for 120 gids_are -eq 1024
+check "an RC QP works with the table full" works1
+check "the addresses go" ip -6 address flush dev va scope global
+check "their GIDs go with them" wait_for 120 gids_are -lt 8
 check "netdev removal removes its device" bash -c "ip link del va && true"
 check "sroce1 gone" wait_for 10 test ! -e $ib/sroce1
 check "rdma link delete sroce0" rdma link delete sroce0

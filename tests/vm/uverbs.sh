@@ -24,7 +24,10 @@ check "ibv_devinfo: active MTU 1024, max 4096" bash -c \
 check "ibv_devinfo: RoCE v2 GID of 10.77.0.1" has "::ffff:10.77.0.1, RoCE v2"
 check "ibv_devinfo: RoCE v2 GID of fd77::1" has "fd77::1, RoCE v2"
 check "ibv_devinfo: device limits" bash -c \
-	"grep -q 'max_qp:.*4096' /tmp/devinfo && grep -q 'max_cqe:.*32767' /tmp/devinfo"
+	"grep -q 'max_qp:[[:space:]]*65536$' /tmp/devinfo &&
+	 grep -q 'max_qp_wr:[[:space:]]*32768$' /tmp/devinfo &&
+	 grep -q 'max_cqe:[[:space:]]*262143$' /tmp/devinfo &&
+	 grep -q 'max_mr:[[:space:]]*262144$' /tmp/devinfo"
 check "ibv_devinfo: RNR NAK generation, P_Key and Q_Key violation counters" bash -c \
 	"grep -q RC_RNR_NAK_GEN /tmp/devinfo && grep -q BAD_PKEY_CNTR /tmp/devinfo &&
 	 grep -q BAD_QKEY_CNTR /tmp/devinfo"
