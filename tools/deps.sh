@@ -14,7 +14,7 @@ pkgs=(
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	perftest rdmacm-utils infiniband-diags
 	sparse groff-base dkms
-	iperf3 fio nvme-cli
+	iperf3 fio nvme-cli tcpdump
 )
 
 missing=()

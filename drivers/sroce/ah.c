@@ -23,6 +23,7 @@ int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr)
 {
 	const struct ib_global_route *grh;
 	const struct ib_gid_attr *sgid_attr;
+	struct net_device *ndev;
 
 	if (attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
 	    !(rdma_ah_get_ah_flags(attr) & IB_AH_GRH))
@@ -46,6 +47,16 @@ int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr)
 	av->traffic_class = grh->traffic_class;
 	av->flow_label = grh->flow_label;
 	av->sl = rdma_ah_get_sl(attr);
+	/*
+	 * The GID's netdev routes the packets: a GID of a VLAN device over
+	 * the bound netdev sends through it, tagged (IBA A17.4.5.1).
+	 */
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(sgid_attr);
+	av->ifindex = IS_ERR(ndev) ? 0 : ndev->ifindex;
+	rcu_read_unlock();
+	if (!av->ifindex)
+		return -EINVAL;
 	/* Both ends of one IP flow: an IPv4 source needs an IPv4 peer. */
 	if (av->net_type == RDMA_NETWORK_IPV4 &&
 	    !ipv6_addr_v4mapped((struct in6_addr *)av->dgid.raw))

@@ -17,6 +17,7 @@
  */
 #include <linux/crc32.h>
 #include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
 #include <linux/inetdevice.h>
 #include <linux/random.h>
 #include <linux/sizes.h>
@@ -400,11 +401,15 @@ int sroce_pkt_trailer(struct sroce_pkt *pkt)
 	return 0;
 }
 
+/*
+ * The route from the source GID's netdev (av->ifindex: the bound netdev or
+ * a VLAN device over it).
+ */
 static struct dst_entry *sroce_route4(struct net_device *ndev,
 				      const struct sroce_av *av)
 {
 	struct flowi4 fl = {
-		.flowi4_oif = ndev->ifindex,
+		.flowi4_oif = av->ifindex,
 		.flowi4_proto = IPPROTO_UDP,
 		.flowi4_tos = av->traffic_class & IPTOS_TOS_MASK,
 	};
@@ -420,7 +425,7 @@ static struct dst_entry *sroce_route6(struct net_device *ndev,
 				      const struct sroce_av *av)
 {
 	struct flowi6 fl = {
-		.flowi6_oif = ndev->ifindex,
+		.flowi6_oif = av->ifindex,
 		.flowi6_proto = IPPROTO_UDP,
 	};
 	struct socket *sock = READ_ONCE(sroce_sock6);
@@ -753,6 +758,9 @@ static struct sroce_dev *sroce_rcv_dev(struct sk_buff *skb, bool ipv4)
 		if (!ndev)
 			return NULL;
 	}
+	/* A VLAN device over the bound netdev: its GIDs are the device's. */
+	while (is_vlan_dev(ndev))
+		ndev = vlan_dev_real_dev(ndev);
 	ibdev = ib_device_get_by_netdev(ndev, SROCE_DRIVER_ID);
 	return ibdev ? to_sdev(ibdev) : NULL;
 }

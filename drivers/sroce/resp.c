@@ -24,6 +24,7 @@
  *    (IB_WC_GRH), source QP and network header type in the completion.
  */
 #include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
 
@@ -915,6 +916,14 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	    skb_mac_header_len(pkt->skb) >= ETH_HLEN) {
 		ether_addr_copy(wc.smac, eth_hdr(pkt->skb)->h_source);
 		wc.wc_flags |= IB_WC_WITH_SMAC;
+	}
+	/*
+	 * Through a VLAN device: ib_core answers a MAD from the GID of that
+	 * VLAN (ib_init_ah_attr_from_wc()), as for a RoCE NIC's CQE.
+	 */
+	if (is_vlan_dev(pkt->skb->dev)) {
+		wc.vlan_id = vlan_dev_vlan_id(pkt->skb->dev);
+		wc.wc_flags |= IB_WC_WITH_VLAN;
 	}
 	sroce_resp_complete(qp, &wc, pkt->bth->flags & SROCE_BTH_SE);
 }

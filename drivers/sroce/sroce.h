@@ -327,6 +327,8 @@ struct sroce_ghost {
  * @traffic_class: IP DSCP/ECN byte
  * @flow_label: IPv6 flow label
  * @sl: service level (802.1p priority)
+ * @ifindex: the netdev of the source GID: the bound netdev, or a VLAN
+ *	     device on top of it (ib_core adds GIDs for those too)
  */
 struct sroce_av {
 	union ib_gid sgid;
@@ -338,6 +340,7 @@ struct sroce_av {
 	u8 traffic_class;
 	u8 sl;
 	u32 flow_label;
+	int ifindex;
 };
 
 struct sroce_ah {

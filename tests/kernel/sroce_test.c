@@ -462,6 +462,15 @@ static void sroce_test_fill_dev(struct sroce_test *t, int kind, int max,
 	kvfree(o);
 }
 
+/*
+ * The fills make hundreds of thousands of objects: seconds on a stock
+ * kernel, too long under KASAN and kmemleak, and no use under fault
+ * injection.  The VM tests turn them off there (fill=0).
+ */
+static bool fill = true;
+module_param(fill, bool, 0444);
+MODULE_PARM_DESC(fill, "fill the device to each count limit (default true)");
+
 static void sroce_test_fills(struct sroce_test *t, struct ib_pd *pd,
 			     int sgid_index)
 {
@@ -473,6 +482,8 @@ static void sroce_test_fills(struct sroce_test *t, struct ib_pd *pd,
 	struct ib_cq *cq;
 	int kind;
 
+	if (!fill)
+		return;
 	cq = ib_alloc_cq(t->dev, t, 1, 0, IB_POLL_DIRECT);
 	sroce_test_ptr(t, cq, "a CQ for the QPs that fill the device");
 	if (IS_ERR(cq))

@@ -41,9 +41,10 @@ inject() {
 uninject() { echo 0 > "$knobs/$1/probability"; }
 
 # The in-kernel client under injection: it loads, its checks may fail,
-# it unloads, and everything it made is gone.
+# it unloads, and everything it made is gone.  (Without its fills to the
+# device limits: objects.sh has those.)
 client_run() {
-	modprobe sroce_test
+	modprobe sroce_test fill=0
 	[ -d /sys/module/sroce_test ] && rmmod sroce_test
 	wait_for 30 output_is "$before" objects
 }
@@ -80,13 +81,13 @@ echo 0 > $fs/verbose
 for space in 0 1000 4000 16000 64000 256000 1000000; do
 	echo 1 > $fs/times
 	echo "$space" > $fs/space
-	bash -c 'echo 1 > /proc/self/make-it-fail && exec modprobe sroce_test' > /dev/null 2>&1
+	bash -c 'echo 1 > /proc/self/make-it-fail && exec modprobe sroce_test fill=0' > /dev/null 2>&1
 	[ -d /sys/module/sroce_test ] && rmmod sroce_test
 	check "failslab after $space bytes: objects freed" wait_for 30 output_is "$before" objects
 done
 echo 0 > $fs/probability
 
-check "the client runs clean again" bash -c "modprobe sroce_test && ! grep -q '^not ok' /sys/kernel/debug/sroce_test/sroce0 && rmmod sroce_test"
+check "the client runs clean again" bash -c "modprobe sroce_test fill=0 && ! grep -q '^not ok' /sys/kernel/debug/sroce_test/sroce0 && rmmod sroce_test"
 check "rdma link delete sroce0" rdma link delete sroce0
 check "rmmod sroce" rmmod sroce
 check "no leak reported at unload" bash -c "! dmesg | grep -q 'sroce: leak'"

@@ -1,10 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # vms: 2
-# timeout: 180
+# timeout: 420
 #
 # Two hosts on one link each bind sroce to eth0; each sees its own RoCEv2
 # GIDs, and its peer's address on the link (what RoCE traffic will use).
+# Then VLANs: a VLAN device eth0.100 on each host; ib_core gives sroce0 a
+# GID for its address; RDMA traffic from that GID leaves tagged through
+# eth0.100 with the SL as its 802.1p priority (the VLAN device's egress
+# map), and comes in through it: perftest with --sl 5 (the priority seen
+# on the wire by tcpdump), and rping (rdma_cm, whose MADs must be answered
+# from the VLAN's GID).
 . tests/lib/vm.sh
 
 ib=/sys/class/infiniband
@@ -34,6 +40,44 @@ vm_put "guid$VM_ID" "$(cat $ib/sroce0/node_guid)"
 check "peer's node GUID differs from ours" \
 	test "$(vm_get "guid$peer")" != "$(cat $ib/sroce0/node_guid)"
 vm_barrier checked
+
+vip() { echo "10.100.0.$(($1 + 1))"; }
+check "a VLAN device eth0.100 over eth0, egress map 1:1" bash -c "
+	modprobe 8021q &&
+	ip link add link eth0 name eth0.100 type vlan id 100 \
+		egress-qos-map 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7 &&
+	ip address add $(vip "$VM_ID")/24 dev eth0.100 &&
+	ip link set eth0.100 up"
+check "sroce0 has a GID for the VLAN device's address" \
+	wait_for 10 has_gid "$(gid_of "$(vip "$VM_ID")")"
+gv=$(sroce_gid "$(gid4_tail "$(vip "$VM_ID")")")
+vm_barrier vlan-up
+check "the peer answers on the VLAN" wait_for 10 ping -c 1 -W 2 "$(vip $peer)"
+if [ "$VM_ID" = 0 ]; then	# the server: it receives the client's data
+	timeout 200 tcpdump -l -n -e -i eth0 -c 20 \
+		"vlan 100 and udp dst port 4791 and src host $(vip 1)" \
+		> /tmp/vlan.cap 2> /tmp/vlan.err &
+	dump=$!
+	# tcpdump says so once its filter is on the socket
+	check "tcpdump listens on eth0" wait_for 20 grep -q "listening on" /tmp/vlan.err
+fi
+check "ib_send_bw --sl 5 from the VLAN GID" perf_pair 18700 0 \
+	ib_send_bw -d sroce0 -x "$gv" --sl 5 -s 1024 -n 200 -F
+if [ "$VM_ID" = 0 ]; then
+	wait "$dump"
+	check "its frames came tagged, VLAN 100, priority 5" \
+		grep -q "vlan 100, p 5, ethertype IPv4.*$(vip 1)\.[0-9]* > $(vip 0)\.4791" /tmp/vlan.cap
+	head -2 /tmp/vlan.cap | sed 's/^/# /'
+fi
+addr=$(vip 0)
+rping_srv() { timeout 200 rping -s -a "$addr" -p "$1" -C 20 -S 1024 -V; }
+rping_cli() { timeout 180 rping -c -a "$addr" -p "$1" -C 20 -S 1024 -V; }
+check "rping -V over the VLAN (rdma_cm)" vm_pair 18701 rping_srv rping_cli
+vm_barrier vlan-done
+no_vlan_gid() { ! grep -q ':ffff:0a64:' "$ib"/sroce0/ports/1/gids/* 2> /dev/null; }
+check "the VLAN device goes" ip link del eth0.100
+check "... and its GID with it" wait_for 10 no_vlan_gid
+vm_barrier vlan-gone
 check "rdma link delete sroce0" rdma link delete sroce0
 check "rmmod sroce" rmmod sroce
 check "no leak reported at unload" bash -c "! dmesg | grep -q 'sroce: leak'"
