@@ -205,13 +205,25 @@ u32 sroce_rq_pull(struct sroce_queue *q)
 }
 
 /* An SQ entry that is no valid WR: it completes in error, nothing else. */
-static void sroce_wqe_bad(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
-			  u64 wr_id)
+/*
+ * A WQE filled here rather than by sroce_wqe_fill(): nothing of the
+ * slot's last user is left.
+ */
+static void sroce_wqe_start(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
+			    u64 wr_id, enum ib_wr_opcode opcode,
+			    u32 send_flags)
 {
 	memset(wqe, 0, struct_size(wqe, sge, qp->sq.max_sge));
 	wqe->wr_id = wr_id;
-	wqe->opcode = IB_WR_SEND;
-	wqe->send_flags = IB_SEND_SIGNALED;
+	wqe->opcode = opcode;
+	wqe->send_flags = send_flags;
+	wqe->status = IB_WC_SUCCESS;
+}
+
+static void sroce_wqe_bad(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
+			  u64 wr_id)
+{
+	sroce_wqe_start(qp, wqe, wr_id, IB_WR_SEND, IB_SEND_SIGNALED);
 	wqe->status = IB_WC_LOC_QP_OP_ERR;	/* malformed WQE, IBA 11.6.2 */
 	wqe->state = SROCE_WQE_DONE;
 }
@@ -229,11 +241,7 @@ static int sroce_uwqe_bind(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 		return -EINVAL;
 	if (send_flags & IB_SEND_INLINE)
 		return -EINVAL;
-	memset(wqe, 0, struct_size(wqe, sge, qp->sq.max_sge));
-	wqe->wr_id = wr_id;
-	wqe->opcode = IB_WR_BIND_MW;
-	wqe->send_flags = send_flags;
-	wqe->status = IB_WC_SUCCESS;
+	sroce_wqe_start(qp, wqe, wr_id, IB_WR_BIND_MW, send_flags);
 	wqe->ex = READ_ONCE(u->ex);
 	wqe->rkey = READ_ONCE(u->rkey);
 	wqe->remote_addr = READ_ONCE(u->bind.addr);
@@ -254,11 +262,7 @@ static int sroce_uwqe_atomic_write(struct sroce_qp *qp,
 {
 	if (qp->ibqp.qp_type != IB_QPT_RC || (send_flags & IB_SEND_INLINE))
 		return -EINVAL;
-	memset(wqe, 0, struct_size(wqe, sge, qp->sq.max_sge));
-	wqe->wr_id = wr_id;
-	wqe->opcode = SROCE_WR_ATOMIC_WRITE;
-	wqe->send_flags = send_flags;
-	wqe->status = IB_WC_SUCCESS;
+	sroce_wqe_start(qp, wqe, wr_id, SROCE_WR_ATOMIC_WRITE, send_flags);
 	wqe->remote_addr = READ_ONCE(u->remote_addr);
 	wqe->rkey = READ_ONCE(u->rkey);
 	wqe->swap = READ_ONCE(u->swap);
