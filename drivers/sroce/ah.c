@@ -49,11 +49,15 @@ int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr)
 	av->sl = rdma_ah_get_sl(attr);
 	/*
 	 * The GID's netdev routes the packets: a GID of a VLAN device over
-	 * the bound netdev sends through it, tagged (IBA A17.4.5.1).
+	 * the bound netdev sends through it, tagged (IBA A17.4.5.1).  Only
+	 * in the device's namespace, where its sockets are (netns.c): a VLAN
+	 * device moved to another one could not send for us.
 	 */
 	rcu_read_lock();
 	ndev = rdma_read_gid_attr_ndev_rcu(sgid_attr);
-	av->ifindex = IS_ERR(ndev) ? 0 : ndev->ifindex;
+	if (!IS_ERR(ndev) &&
+	    net_eq(dev_net(ndev), to_sdev(sgid_attr->device)->sn->net))
+		av->ifindex = ndev->ifindex;
 	rcu_read_unlock();
 	if (!av->ifindex)
 		return -EINVAL;

@@ -218,8 +218,8 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	sroce_forget_device(sdev);
 	dev_put(sdev->ndev);
 	sroce_live_dec(SROCE_OBJ_DEV);
-	/* The last device closes UDP 4791 (net.c). */
-	sroce_sock_put();
+	/* The namespace's last device closes its UDP 4791 (netns.c). */
+	sroce_net_put(sdev->sn);
 }
 
 static const struct ib_device_ops sroce_dev_ops = {

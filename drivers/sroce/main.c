@@ -69,14 +69,19 @@ static struct sroce_dev *sroce_get_by_netdev(const struct net_device *ndev)
  * Only one sroce device may use a netdev: the device owns the RoCEv2
  * traffic of that netdev, two could not tell whose a packet is.
  *
+ * The device sends and receives in the netdev's network namespace (netns.c);
+ * ib_core makes it visible in the initial one, or in every one (its
+ * shared mode, the default).
+ *
  * Return: 0, or -EEXIST (netdev taken), -EINVAL (not Ethernet),
- * -EOPNOTSUPP (netdev outside the initial network namespace),
- * -EADDRINUSE (another RoCE stack has UDP 4791), -ENODEV (netdev went
- * away meanwhile), or an error from ib_core.
+ * -EADDRINUSE (another RoCE stack has UDP 4791 in the netdev's
+ * namespace), -ENODEV (netdev went away meanwhile), or an error from
+ * ib_core.
  */
 int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
 {
 	struct sroce_dev *sdev;
+	struct sroce_net *sn;
 	int err;
 
 	if (ndev->type != ARPHRD_ETHER || (ndev->flags & IFF_LOOPBACK)) {
@@ -85,22 +90,15 @@ int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
 		return -EINVAL;
 	}
 	/*
-	 * The RoCEv2 sockets are the initial namespace's (net.c): a netdev
-	 * of another namespace would send and never receive.
+	 * UDP 4791 of the netdev's namespace, opened by its first device;
+	 * dealloc_driver puts it.
 	 */
-	if (!net_eq(dev_net(ndev), &init_net)) {
-		pr_err_ratelimited("sroce: %s is not in the initial network namespace\n",
-				   ndev->name);
-		return -EOPNOTSUPP;
-	}
-
-	/* UDP 4791, opened by the first device; dealloc_driver puts it. */
-	err = sroce_sock_get();
-	if (err)
-		return err;
+	sn = sroce_net_get(dev_net(ndev));
+	if (IS_ERR(sn))
+		return PTR_ERR(sn);
 	sdev = ib_alloc_device(sroce_dev, ibdev);
 	if (!sdev) {
-		sroce_sock_put();
+		sroce_net_put(sn);
 		return -ENOMEM;
 	}
 	/*
@@ -110,6 +108,7 @@ int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
 	 */
 	dev_hold(ndev);
 	sdev->ndev = ndev;
+	sdev->sn = sn;
 	/* From here on, ib_dealloc_device() undoes everything. */
 	sroce_init_device(sdev);
 
@@ -140,7 +139,7 @@ int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
 	 */
 	rtnl_lock();
 	if (ndev->reg_state == NETREG_REGISTERED &&
-	    net_eq(dev_net(ndev), &init_net)) {
+	    net_eq(dev_net(ndev), sn->net)) {
 		spin_lock(&sroce_dev_lock);
 		sdev->registered = true;
 		spin_unlock(&sroce_dev_lock);
@@ -280,9 +279,12 @@ static int __init sroce_init(void)
 	err = sroce_net_init();
 	if (err)
 		goto err_free_wq;
-	err = register_netdevice_notifier(&sroce_netdev_nb);
+	err = sroce_netns_init();
 	if (err)
 		goto err_net;
+	err = register_netdevice_notifier(&sroce_netdev_nb);
+	if (err)
+		goto err_netns;
 	rdma_link_register(&sroce_link_ops);
 	sroce_debugfs = debugfs_create_dir(SROCE_DRV_NAME, NULL);
 	debugfs_create_file("objects", 0444, sroce_debugfs, NULL,
@@ -292,6 +294,8 @@ static int __init sroce_init(void)
 		SROCE_DRIVER_ID);
 	return 0;
 
+err_netns:
+	sroce_netns_exit();
 err_net:
 	sroce_net_exit();
 err_free_wq:
@@ -310,6 +314,7 @@ static void __exit sroce_exit(void)
 	sroce_unregister_all();
 	debugfs_remove_recursive(sroce_debugfs);
 	/* No device, so no QP and no socket: nothing queues work. */
+	sroce_netns_exit();
 	sroce_net_exit();
 	sroce_resp_exit();
 	destroy_workqueue(sroce_wq);

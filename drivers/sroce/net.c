@@ -10,7 +10,7 @@
  * receive path as a packet from the wire, where every check applies.
  *
  * Receive is a UDP tunnel socket on port 4791 (IPv4 and IPv6) in the
- * initial network namespace: every packet is checked (headers, ICRC, QP,
+ * network namespace of the device's netdev (netns.c): every packet is checked (headers, ICRC, QP,
  * state) and dispatched to the responder (requests) or the completer
  * (responses) of its QP, holding a reference on the QP for that time.
  * Anything malformed is dropped and counted, never trusted.
@@ -35,10 +35,6 @@
 
 #include "sroce.h"
 #include "trace.h"
-
-/* Open while a device exists (sroce_sock_get()); NULL otherwise. */
-static struct socket *sroce_sock4;
-static struct socket *sroce_sock6;
 
 /*
  * Loopback: packets to a local address are queued here and received by
@@ -405,7 +401,7 @@ int sroce_pkt_trailer(struct sroce_pkt *pkt)
  * The route from the source GID's netdev (av->ifindex: the bound netdev or
  * a VLAN device over it).
  */
-static struct dst_entry *sroce_route4(struct net_device *ndev,
+static struct dst_entry *sroce_route4(struct sroce_dev *sdev,
 				      const struct sroce_av *av)
 {
 	struct flowi4 fl = {
@@ -417,25 +413,25 @@ static struct dst_entry *sroce_route4(struct net_device *ndev,
 
 	memcpy(&fl.saddr, &av->sgid.raw[12], 4);
 	memcpy(&fl.daddr, &av->dgid.raw[12], 4);
-	rt = ip_route_output_key(dev_net(ndev), &fl);
+	rt = ip_route_output_key(sdev->sn->net, &fl);
 	return IS_ERR(rt) ? NULL : &rt->dst;
 }
 
-static struct dst_entry *sroce_route6(struct net_device *ndev,
+static struct dst_entry *sroce_route6(struct sroce_dev *sdev,
 				      const struct sroce_av *av)
 {
 	struct flowi6 fl = {
 		.flowi6_oif = av->ifindex,
 		.flowi6_proto = IPPROTO_UDP,
 	};
-	struct socket *sock = READ_ONCE(sroce_sock6);
+	struct socket *sock = sdev->sn->sock6;
 	struct dst_entry *dst;
 
 	if (!sock)	/* IPv6 disabled */
 		return NULL;
 	memcpy(&fl.saddr, av->sgid.raw, 16);
 	memcpy(&fl.daddr, av->dgid.raw, 16);
-	dst = ipv6_stub->ipv6_dst_lookup_flow(dev_net(ndev), sock->sk, &fl,
+	dst = ipv6_stub->ipv6_dst_lookup_flow(sdev->sn->net, sock->sk, &fl,
 					      NULL);
 	if (IS_ERR(dst))
 		return NULL;
@@ -450,7 +446,7 @@ static struct dst_entry *sroce_route6(struct net_device *ndev,
  * The route to @av, from @cache when it holds a valid one (dst_cache drops
  * routes that the stack obsoleted, and those set before a reset).
  */
-static struct dst_entry *sroce_route(struct net_device *ndev,
+static struct dst_entry *sroce_route(struct sroce_dev *sdev,
 				     const struct sroce_av *av, bool ipv4,
 				     struct dst_cache *cache)
 {
@@ -461,7 +457,7 @@ static struct dst_entry *sroce_route(struct net_device *ndev,
 		if (dst)
 			return dst;
 	}
-	dst = ipv4 ? sroce_route4(ndev, av) : sroce_route6(ndev, av);
+	dst = ipv4 ? sroce_route4(sdev, av) : sroce_route6(sdev, av);
 	if (dst && cache) {
 		if (ipv4)
 			dst_cache_set_ip4(cache, dst,
@@ -483,12 +479,11 @@ static int sroce_xmit_build(struct sroce_dev *sdev, const struct sroce_av *av,
 {
 	bool ipv4 = av->net_type == RDMA_NETWORK_IPV4;
 	struct sk_buff *skb = pkt->skb;
-	struct net_device *ndev = sdev->ndev;
 	struct dst_entry *dst;
 	struct udphdr *uh;
 	u32 len = skb->len;
 
-	dst = sroce_route(ndev, av, ipv4, cache);
+	dst = sroce_route(sdev, av, ipv4, cache);
 	if (!dst) {
 		kfree_skb(skb);
 		sroce_count(sdev, SROCE_CNT_TX_ERR);
@@ -523,7 +518,7 @@ static int sroce_xmit_build(struct sroce_dev *sdev, const struct sroce_av *av,
 		memcpy(&ih->saddr, &av->sgid.raw[12], 4);
 		memcpy(&ih->daddr, &av->dgid.raw[12], 4);
 		/* The ICRC covers the IP id: choose it now. */
-		__ip_select_ident(dev_net(ndev), ih, 1);
+		__ip_select_ident(sdev->sn->net, ih, 1);
 	} else {
 		struct ipv6hdr *ih = skb_push(skb, sizeof(*ih));
 
@@ -583,11 +578,9 @@ static int sroce_xmit_send(struct sroce_dev *sdev, struct sk_buff *skb)
 		return 0;
 	}
 	if (skb->protocol == htons(ETH_P_IP))
-		err = ip_local_out(dev_net(ndev), READ_ONCE(sroce_sock4)->sk,
-				   skb);
+		err = ip_local_out(sdev->sn->net, sdev->sn->sock4->sk, skb);
 	else
-		err = ip6_local_out(dev_net(ndev), READ_ONCE(sroce_sock6)->sk,
-				    skb);
+		err = ip6_local_out(sdev->sn->net, sdev->sn->sock6->sk, skb);
 	if (unlikely(net_xmit_eval(err))) {
 		sroce_count(sdev, SROCE_CNT_TX_ERR);
 		return -EAGAIN;
@@ -912,7 +905,8 @@ drop:
 	kfree_skb(skb);
 }
 
-static int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
+/* The receive hook of the RoCEv2 sockets (netns.c), in softirq. */
+int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
 	bool ipv4 = ip_hdr(skb)->version == 4;
 	struct sroce_dev *sdev;
@@ -922,7 +916,15 @@ static int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		kfree_skb(skb);
 		return 0;
 	}
-	sroce_rcv(sdev, skb, ipv4);
+	/*
+	 * A device receives in its own namespace only; another one's socket
+	 * sees it when its netdev just moved there (the device is being
+	 * unregistered) or through a VLAN device moved there.
+	 */
+	if (net_eq(sock_net(sk), sdev->sn->net))
+		sroce_rcv(sdev, skb, ipv4);
+	else
+		kfree_skb(skb);
 	ib_device_put(&sdev->ibdev);
 	return 0;
 }
@@ -962,27 +964,6 @@ static void sroce_loop_work_fn(struct work_struct *work)
 		queue_work(sroce_wq, &sroce_loop_work);
 }
 
-static struct socket *sroce_sock_create(bool ipv6)
-{
-	struct udp_tunnel_sock_cfg tcfg = {
-		.encap_type = 1,
-		.encap_rcv = sroce_encap_rcv,
-	};
-	struct udp_port_cfg cfg = {
-		.family = ipv6 ? AF_INET6 : AF_INET,
-		.ipv6_v6only = ipv6,
-		.local_udp_port = htons(SROCE_UDP_PORT),
-	};
-	struct socket *sock;
-	int err;
-
-	err = udp_sock_create(&init_net, &cfg, &sock);
-	if (err)
-		return ERR_PTR(err);
-	setup_udp_tunnel_sock(&init_net, sock, &tcfg);
-	return sock;
-}
-
 static void sroce_crc_free(void)
 {
 	if (sroce_crc_tfm)
@@ -990,99 +971,11 @@ static void sroce_crc_free(void)
 	sroce_crc_tfm = NULL;
 }
 
-/*
- * The RoCEv2 sockets (UDP 4791, IPv4 and IPv6) are open while at least one
- * sroce device exists: the port is one per host, and rdma_rxe opens it when
- * it loads.  So either stack can be loaded while the other is, and the one
- * that creates a device second is told why it cannot.
- */
-/*
- * Taken with no other lock of ours held (newlink, dealloc_driver); only the
- * socket layer's own locks nest inside it.
- */
-static DEFINE_MUTEX(sroce_sock_mutex);
-static unsigned int sroce_sock_users;	/* devices; under sroce_sock_mutex */
-
-/* Why rdma link add failed: the answer the operator needs is who has it. */
-static int sroce_sock_error(const char *family, struct socket *sock)
-{
-	pr_err_ratelimited("sroce: cannot bind UDP port %d (%s): %ld%s\n",
-			   SROCE_UDP_PORT, family, PTR_ERR(sock),
-			   PTR_ERR(sock) == -EADDRINUSE ?
-			   ", another RoCE stack (rdma_rxe?) holds it" : "");
-	return PTR_ERR(sock);
-}
-
-static int sroce_sock_open(void)
-{
-	struct socket *sock;
-
-	sock = sroce_sock_create(false);
-	if (IS_ERR(sock))
-		return sroce_sock_error("IPv4", sock);
-	WRITE_ONCE(sroce_sock4, sock);
-	sock = sroce_sock_create(true);
-	if (PTR_ERR(sock) == -EAFNOSUPPORT) {
-		/*
-		 * IPv6 disabled (ipv6.disable=1): RoCEv2 over IPv4 only.  The
-		 * default link-local GID ib_core adds still appears; a QP
-		 * that uses it finds no route (sroce_route6()), its packets
-		 * count as tx_errors, and it ends in retry exceeded.
-		 */
-		pr_info_once("sroce: IPv6 is disabled: RoCEv2 over IPv4 only\n");
-		return 0;
-	}
-	if (IS_ERR(sock)) {
-		udp_tunnel_sock_release(sroce_sock4);
-		WRITE_ONCE(sroce_sock4, NULL);
-		return sroce_sock_error("IPv6", sock);
-	}
-	WRITE_ONCE(sroce_sock6, sock);
-	return 0;
-}
-
-/**
- * sroce_sock_get - the RoCEv2 sockets, for one more device
- *
- * The first device opens them.  Each device holds them from before it
- * registers until its dealloc_driver op (sroce_sock_put()), so a device
- * that can send or receive always finds them.
- *
- * Return: 0, -EADDRINUSE (another stack, rdma_rxe, has UDP 4791), or
- * another error from the socket layer.
- */
-int sroce_sock_get(void)
-{
-	int err = 0;
-
-	mutex_lock(&sroce_sock_mutex);
-	if (!sroce_sock_users)
-		err = sroce_sock_open();
-	if (!err)
-		sroce_sock_users++;
-	mutex_unlock(&sroce_sock_mutex);
-	return err;
-}
-
-/* The last device is gone: no QP is left to send, close the sockets. */
-void sroce_sock_put(void)
-{
-	mutex_lock(&sroce_sock_mutex);
-	if (!WARN_ON(!sroce_sock_users) && !--sroce_sock_users) {
-		if (sroce_sock6)
-			udp_tunnel_sock_release(sroce_sock6);
-		udp_tunnel_sock_release(sroce_sock4);
-		WRITE_ONCE(sroce_sock6, NULL);
-		WRITE_ONCE(sroce_sock4, NULL);
-	}
-	mutex_unlock(&sroce_sock_mutex);
-}
-
 /**
  * sroce_net_init - what the network side needs before any device
  *
  * The loopback queue and the ICRC implementation; the sockets come with
- * the first device (sroce_sock_get()).
+ * the first device of each network namespace (netns.c).
  *
  * Return: 0.
  */
@@ -1104,7 +997,5 @@ void sroce_net_exit(void)
 {
 	cancel_work_sync(&sroce_loop_work);
 	skb_queue_purge(&sroce_loop_q);
-	/* Every device put the sockets in its dealloc_driver op. */
-	WARN_ON(sroce_sock_users);
 	sroce_crc_free();
 }

@@ -18,7 +18,8 @@
  *   uring.c   mapped work queues: SQ, RQ and SRQ rings without system calls
  * Transport engine:
  *   hdr.h     RoCEv2 wire format, opcode table, PSN arithmetic
- *   net.c     UDP 4791 socket, transmit, receive, ICRC
+ *   net.c     transmit, receive, ICRC
+ *   netns.c   the UDP 4791 sockets of each network namespace
  *   mem.c     memory access checks and copies
  *   req.c     requester (post_send)
  *   comp.c    completer: ACKs, responses, retry and RNR timers
@@ -232,10 +233,25 @@ struct sroce_stats {
 	u64 c[SROCE_CNT_MAX];
 };
 
+/**
+ * struct sroce_net - the RoCEv2 sockets of one network namespace (netns.c)
+ * @net: the namespace
+ * @sock4: UDP 4791 over IPv4, while @users
+ * @sock6: UDP 4791 over IPv6, while @users (NULL: IPv6 disabled)
+ * @users: the devices whose netdev is in @net
+ */
+struct sroce_net {
+	struct net *net;
+	struct socket *sock4;
+	struct socket *sock6;
+	unsigned int users;
+};
+
 struct sroce_dev {
 	struct ib_device ibdev;
 	struct list_head list;		/* sroce_dev_list, under sroce_dev_lock */
 	struct net_device *ndev;	/* held (dev_hold) until dealloc_driver */
+	struct sroce_net *sn;		/* the netdev's namespace, ditto */
 	bool registered;		/* under sroce_dev_lock */
 	struct ib_device_attr attrs;	/* what query_device reports */
 
@@ -959,9 +975,14 @@ void *sroce_mmap_alloc(struct ib_ucontext *uctx, size_t size,
 int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void sroce_mmap_free(struct rdma_user_mmap_entry *entry);
 
+/* netns.c - the sockets of each network namespace */
+struct sroce_net *sroce_net_get(struct net *net);
+void sroce_net_put(struct sroce_net *sn);
+int sroce_netns_init(void);
+void sroce_netns_exit(void);
+
 /* net.c - RoCEv2 packets in and out */
-int sroce_sock_get(void);
-void sroce_sock_put(void);
+int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb);
 int sroce_net_init(void);
 void sroce_net_exit(void);
 u16 sroce_src_port(u32 qpn);
