@@ -52,7 +52,7 @@ help:
 	@echo "make deps       install the Debian packages everything needs"
 	@echo "make demo       build, boot two VMs, create sroce devices, show them"
 	@echo "make check      build + lint + the VM test suite (N passed, N failed)"
-	@echo "make lint       sparse (C=2) and checkpatch.pl --strict"
+	@echo "make lint       sparse (C=2), checkpatch.pl --strict and kernel-doc"
 	@echo "make bench      sroce beside rdma_rxe and TCP, two VMs, one boot"
 	@echo "make bench-nvmeof  NVMe-oF IOPS/bandwidth: sroce, rdma_rxe, NVMe/TCP"
 	@echo "make bench-sweep  64 B-1 MiB send/write/read: table and SVG (MTU= QPS= RPS=)"

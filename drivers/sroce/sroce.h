@@ -298,28 +298,37 @@ struct sroce_pd {
 
 /**
  * struct sroce_cq - the completion layer's ring
+ * @ibcq: ib_core's CQ
  * @lock: protects everything below; taken by every QP that completes here
- * @queue: @size + 1 entries, one always empty to tell full from empty
+ * @queue: the kernel ring (NULL when mapped): @size + 1 entries, one always
+ *         empty to tell full from empty
+ * @size: completions the CQ holds (a mapped ring: a power of two of them)
+ * @head: the @queue index of the oldest completion, the next one polled
+ * @tail: the @queue index the next completion is written to
  * @notify: the pending req_notify_cq request (0, or IB_CQ_SOLICITED /
  *          IB_CQ_NEXT_COMP)
  * @overflow: set once a completion was lost; the CQ is then in error
  *            (IBA 11.4.2.1: CQ overrun is an affiliated asynchronous error)
- * @ghosts: what the completions of destroyed QPs point to, freed with the CQ
+ * @ghosts: what the completions of destroyed QPs point to (struct
+ *          sroce_ghost, for @queue), freed with the CQ
+ * @ring: a mapped CQ (sroce-abi.h): the ring user space polls
+ * @ts: @ring's completion timestamps, or NULL
+ * @uprod: completions written to @ring: ours, not @ring's producer
+ * @mmap: @ring's mmap entry
  */
 struct sroce_cq {
 	struct ib_cq ibcq;
 	spinlock_t lock;		/* see above */
-	struct ib_wc *queue;		/* kernel ring (NULL when mapped) */
+	struct ib_wc *queue;
 	u32 size;
 	u32 head;
 	u32 tail;
 	u32 notify;
 	bool overflow;
-	struct list_head ghosts;	/* struct sroce_ghost, for @queue */
-	/* A mapped CQ (sroce-abi.h): the ring user space polls. */
+	struct list_head ghosts;
 	struct sroce_cq_ring *ring;
-	u64 *ts;			/* its completion timestamps, or NULL */
-	u32 uprod;			/* completions written: ours, not ring's */
+	u64 *ts;
+	u32 uprod;
 	struct rdma_user_mmap_entry *mmap;
 };
 
@@ -364,8 +373,18 @@ struct sroce_ah {
 	struct sroce_av av;
 };
 
+/* What a struct sroce_mr is (sroce_mr.kind). */
+enum sroce_mr_kind {
+	SROCE_MR_DMA,		/* kernel addresses, all memory */
+	SROCE_MR_USER,		/* pinned user pages */
+	SROCE_MR_FRWR,		/* fast-register page list */
+	SROCE_MR_MW,		/* a memory window onto a user MR */
+};
+
 /**
  * struct sroce_mr - a memory region, or a memory window
+ * @ibmr: ib_core's MR (a window's is private, see below)
+ * @elem: the MR's entry in sroce_dev.mr_pool (its key index, references)
  * @lock: serialises every access to the memory (check and copy) with what
  *        changes what the MR maps or allows: REG_MR, invalidation,
  *        map_mr_sg and dereg (a leaf lock; DMA MRs never change and take
@@ -393,13 +412,6 @@ struct sroce_ah {
  * A window lives in the MRs' index so that one rkey lookup finds either;
  * its ibmr is private (ib_core sees the struct ib_mw of struct sroce_mw).
  */
-enum sroce_mr_kind {
-	SROCE_MR_DMA,		/* kernel addresses, all memory */
-	SROCE_MR_USER,		/* pinned user pages */
-	SROCE_MR_FRWR,		/* fast-register page list */
-	SROCE_MR_MW,		/* a memory window onto a user MR */
-};
-
 struct sroce_mr {
 	struct ib_mr ibmr;
 	struct sroce_pool_elem elem;
@@ -449,11 +461,29 @@ enum sroce_wqe_state {
 
 /**
  * struct sroce_send_wqe - one posted send WR, as the engine needs it
+ * @wr_id: the WR's wr_id, for its completion
+ * @opcode: the WR's opcode (IB_WR_*, or SROCE_WR_ATOMIC_WRITE)
+ * @send_flags: the WR's IB_SEND_* flags
+ * @num_sge: entries of @sge in use
  * @length: message length in bytes (inline data: in @sge's space)
+ * @ex: immediate data (BE) or invalidate rkey
+ * @remote_addr: RDMA and atomic WRs: the remote address
+ * @rkey: RDMA and atomic WRs: the remote key
+ * @compare_add: atomics: the compare (CMP_AND_SWP) or add (FETCH_AND_ADD)
+ *               operand
+ * @swap: CMP_AND_SWP: the swap operand
+ * @remote_qpn: UD WRs: the destination QPN
+ * @remote_qkey: UD WRs: the Q_Key (high bit set: the QP's own, IBA 10.2.5)
+ * @av: UD WRs: the destination, copied from the AH at post time
+ * @reg_mr: IB_WR_REG_MR, with a reference
+ * @reg_key: REG_MR: the key; BIND_MW: MR lkey
+ * @reg_access: REG_MR, BIND_MW: the rights
+ * @state: where the WQE is in the transport engine
+ * @status: the status it completes with (IB_WC_SUCCESS until it fails)
  * @first_psn: PSN of its first packet (set when the requester starts it)
  * @npkts: packets (request PSNs: a read has one per response packet)
  * @done: read WQEs: response bytes already placed
- * @av: UD WRs: the destination, copied from the AH at post time
+ * @sge: the WR's SGEs, each with the MR its lkey named
  *
  * SROCE_WR_ATOMIC_WRITE carries its 8 bytes in @swap (@length is 8).
  *
@@ -468,7 +498,7 @@ struct sroce_send_wqe {
 	u32 send_flags;
 	u32 num_sge;
 	u32 length;
-	u32 ex;			/* immediate data (BE) or invalidate rkey */
+	u32 ex;
 	u64 remote_addr;
 	u32 rkey;
 	u64 compare_add;
@@ -476,9 +506,9 @@ struct sroce_send_wqe {
 	u32 remote_qpn;
 	u32 remote_qkey;
 	struct sroce_av av;
-	struct sroce_mr *reg_mr;	/* IB_WR_REG_MR, with a reference */
-	u32 reg_key;			/* REG_MR: the key; BIND_MW: MR lkey */
-	int reg_access;			/* REG_MR, BIND_MW: the rights */
+	struct sroce_mr *reg_mr;
+	u32 reg_key;
+	int reg_access;
 	enum sroce_wqe_state state;
 	enum ib_wc_status status;
 	u32 first_psn;
@@ -502,6 +532,8 @@ struct sroce_recv_wqe {
  * struct sroce_queue - a work queue of fixed-size slots
  * @lock: protects the indexes and the slots
  * @buf: @size slots of @stride bytes
+ * @size: slots of @buf, WRs the queue holds (mapped: a power of two)
+ * @stride: bytes per slot of @buf
  * @max_sge: SGEs a WR may carry
  * @head: count of WRs consumed (free running; the slot is modulo @size)
  * @tail: count of WRs posted
@@ -559,6 +591,7 @@ struct sroce_req {
 /**
  * struct sroce_comp - completer state (comp.c)
  * @psn: the oldest PSN not yet acknowledged
+ * @gap_psn: the @psn a loss was last reacted to
  * @retry: transport retries left (IBA 9.7.6.1.3 retry_cnt)
  * @rnr_retry: RNR retries left (7: infinite)
  * @rnr_wait: the requester is stopped until the RNR timer fires
@@ -567,10 +600,10 @@ struct sroce_req {
  */
 struct sroce_comp {
 	u32 psn;
-	u32 gap_psn;		/* comp.psn a loss was last reacted to */
+	u32 gap_psn;
 	u32 retry;
 	u32 rnr_retry;
-	u8 backoff;		/* retries in a row: the timeout doubles */
+	u8 backoff;
 	bool rnr_wait;
 	unsigned long progress;
 };
@@ -581,6 +614,8 @@ struct sroce_comp {
  * @psn: PSN of the request (of the first response packet)
  * @npkts: response packets
  * @sent: response packets sent; @npkts means done
+ * @va: reads: the address of the request (of the first byte to send)
+ * @len: reads: the length of the request in bytes
  * @rkey: reads: the rkey of the request (checked every packet)
  * @mr: reads: the source MR, with a reference while packets remain
  * @orig: atomics: the value before the operation (replayed on duplicates)
@@ -609,12 +644,21 @@ struct sroce_rd_res {
  *	the receive batch (resp.c)
  * @ack_queued: the QP is on a CPU's list of QPs with an ACK due, with a
  *	reference, linked by @ack_node
- * @wqe: the receive WQE of the SEND in progress (a copy), or NULL
+ * @ack_psn: the PSN the coalesced ACK acknowledges
+ * @ack_msn: the MSN the coalesced ACK carries
+ * @ack_node: in a CPU's list of QPs with an ACK due
+ * @have_wqe: @wqe holds a receive WQE taken off the RQ or SRQ and not yet
+ *	completed
+ * @cur: message in progress: 'S'end, 'W'rite, 0
+ * @wqe: the receive WQE of the SEND in progress (a copy), valid while
+ *	@have_wqe
  * @offset: bytes of the message in progress placed so far
  * @mr: the target of the RDMA WRITE in progress, with a reference
  * @rkey: the rkey of the RDMA WRITE in progress (checked every packet)
  * @va: next address of the RDMA WRITE in progress
  * @resid: bytes of the RDMA WRITE in progress still expected
+ * @wlen: length of the RDMA WRITE in progress (its RETH's), the byte_len
+ *	of its completion when it carries an immediate
  * @rd: read and atomic resources, a ring of SROCE_RD_RES
  * @rd_next: the first resource with response packets to send
  * @rd_tail: the next free resource
@@ -630,7 +674,7 @@ struct sroce_resp {
 	u32 ack_msn;
 	struct list_head ack_node;
 	bool have_wqe;
-	u8 cur;			/* message in progress: 'S'end, 'W'rite, 0 */
+	u8 cur;
 	struct sroce_recv_wqe *wqe;
 	u32 offset;
 	struct sroce_mr *mr;
@@ -742,11 +786,28 @@ static inline struct sroce_mw *to_smw(struct ib_mw *ibmw)
 
 /**
  * struct sroce_pkt - a RoCEv2 packet being built or parsed
+ * @sdev: received packets: the device they are for
+ * @skb: the packet's socket buffer
+ * @qp: received packets: the QP they are for, with a reference
  * @hdr: the BTH (start of the transport headers)
+ * @bth: the same, as a struct
  * @ext: the first extension header
+ * @payload: the payload (NULL: the payload is in page fragments)
+ * @icrc: where the ICRC goes
+ * @paylen: payload bytes, without pad and ICRC
  * @info: sroce_op_info() of the opcode (with SROCE_H_DETH for UD)
+ * @qpn: received packets: the destination QPN of the BTH
+ * @psn: received packets: the PSN of the BTH
+ * @opcode: the BTH opcode
+ * @pad: pad bytes between the payload and the ICRC (BTH PadCnt)
+ * @ackreq: received packets: the BTH's AckReq bit
+ * @ipv4: received packets: they came over IPv4, not IPv6
  * @rnr: the responder answered with an RNR NAK
  * @failed: the responder answered with a NAK and the QP is in Error
+ * @sport: received packets: the UDP source port
+ * @sgid: received packets: the source IP address, as a GID (IPv4-mapped
+ *	over IPv4)
+ * @dgid: received packets: the destination IP address, as a GID
  */
 struct sroce_pkt {
 	struct sroce_dev *sdev;
@@ -757,8 +818,8 @@ struct sroce_pkt {
 		struct sroce_bth *bth;
 	};
 	u8 *ext;
-	u8 *payload;		/* NULL: the payload is in page fragments */
-	u8 *icrc;		/* where the ICRC goes */
+	u8 *payload;
+	u8 *icrc;
 	u32 paylen;
 	u32 info;
 	u32 qpn;
