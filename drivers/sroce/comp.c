@@ -341,7 +341,7 @@ static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	struct sroce_atmack *ack = (void *)(pkt->ext + sizeof(struct sroce_aeth));
 	u32 last = sroce_psn_diff(pkt->psn, wqe->first_psn) ==
 		   wqe->npkts - 1;
-	u32 op = pkt->opcode & 0x1f;
+	u32 op = sroce_opcode_op(pkt->opcode);
 	u64 orig;
 
 	if (wqe->opcode == IB_WR_RDMA_READ) {
@@ -350,7 +350,8 @@ static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		 * FIRST..LAST or ONLY; every packet but the read's last is a
 		 * full MTU (IBA 9.7.5.1.4).
 		 */
-		if (op < SROCE_READ_RESP_FIRST || op > SROCE_READ_RESP_ONLY ||
+		if (op < IB_OPCODE_RDMA_READ_RESPONSE_FIRST ||
+		    op > IB_OPCODE_RDMA_READ_RESPONSE_ONLY ||
 		    pkt->paylen != (last ? wqe->length - wqe->done :
 				    qp->mtu)) {
 			wqe->status = IB_WC_BAD_RESP_ERR;
@@ -365,11 +366,12 @@ static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			return;
 		}
 		wqe->done += pkt->paylen;
-		if ((op == SROCE_READ_RESP_LAST || op == SROCE_READ_RESP_ONLY) &&
+		if ((op == IB_OPCODE_RDMA_READ_RESPONSE_LAST ||
+		     op == IB_OPCODE_RDMA_READ_RESPONSE_ONLY) &&
 		    qp->req.rd_inflight)
 			qp->req.rd_inflight--;	/* a chunk answered */
 	} else {
-		if (op != SROCE_ATOMIC_ACK) {
+		if (op != IB_OPCODE_ATOMIC_ACKNOWLEDGE) {
 			wqe->status = IB_WC_BAD_RESP_ERR;
 			wqe->state = SROCE_WQE_DONE;
 			return;
@@ -420,13 +422,16 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			qp->comp.rnr_retry--;
 		qp->comp.rnr_wait = true;
 		sroce_req_rewind(qp);
-		if (!qp->dead)
-			mod_timer(&qp->rnr_timer, jiffies +
-				  usecs_to_jiffies(sroce_rnr_usecs[syndrome &
-								   0x1f]));
+		if (!qp->dead) {
+			u32 us = sroce_rnr_usecs[syndrome &
+						 SROCE_AETH_VALUE_MASK];
+
+			mod_timer(&qp->rnr_timer,
+				  jiffies + usecs_to_jiffies(us));
+		}
 		return;
 	}
-	switch (syndrome & 0x1f) {
+	switch (syndrome & SROCE_AETH_VALUE_MASK) {
 	case SROCE_NAK_PSN_SEQ:
 		sroce_count(sdev, SROCE_CNT_SEQ_NAK_RCVD);
 		if (sroce_psn_diff(pkt->psn, qp->comp.psn) < 0)
@@ -487,7 +492,7 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_comp_nak(qp, pkt, syndrome);
 		goto run;
 	}
-	if ((pkt->opcode & 0x1f) == SROCE_ACK) {
+	if (sroce_opcode_op(pkt->opcode) == IB_OPCODE_ACKNOWLEDGE) {
 		sroce_comp_ack(qp, pkt->psn);
 		goto run;
 	}

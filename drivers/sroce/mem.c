@@ -268,8 +268,9 @@ int sroce_mr_frags(struct sroce_mr *mr, u32 key, u64 va, u32 len,
 }
 
 /*
- * Check and execute an atomic (@op: SROCE_CMP_SWAP, SROCE_FETCH_ADD or
- * SROCE_ATOMIC_WRITE, which stores @swap_add as it came, byte for byte);
+ * Check and execute an atomic (@op: IB_OPCODE_COMPARE_SWAP,
+ * IB_OPCODE_FETCH_ADD or SROCE_OPCODE_ATOMIC_WRITE, which stores @swap_add
+ * as it came, byte for byte);
  * under mr->lock for MRs that can change.  @remote: @key is an rkey that
  * needs the rights (a window's MR is reached by its lkey: the window had
  * them).
@@ -278,7 +279,7 @@ static int sroce_mr_check_atomic(struct sroce_mr *mr, u32 key, bool remote,
 				 u64 va, u8 op, u64 cmp, u64 swap_add,
 				 u64 *orig)
 {
-	int access = op == SROCE_ATOMIC_WRITE ? IB_ACCESS_REMOTE_WRITE :
+	int access = op == SROCE_OPCODE_ATOMIC_WRITE ? IB_ACCESS_REMOTE_WRITE :
 						IB_ACCESS_REMOTE_ATOMIC;
 	u64 *p;
 	u32 n;
@@ -287,9 +288,9 @@ static int sroce_mr_check_atomic(struct sroce_mr *mr, u32 key, bool remote,
 	    !sroce_mr_ok(mr, key, remote, remote ? access : 0, va, 8))
 		return -EACCES;
 	p = sroce_mr_addr(mr, va, 8, &n);
-	if (op == SROCE_CMP_SWAP) {
+	if (op == IB_OPCODE_COMPARE_SWAP) {
 		*orig = cmpxchg64(p, cmp, swap_add);
-	} else if (op == SROCE_FETCH_ADD) {
+	} else if (op == IB_OPCODE_FETCH_ADD) {
 		*orig = atomic64_fetch_add(swap_add, (atomic64_t *)p);
 	} else {
 		/* One store, after every earlier write of the QP (A19.4.2). */
@@ -304,7 +305,7 @@ static int sroce_mw_atomic(struct sroce_mr *win, u32 key,
 			   const struct sroce_qp *rqp, u64 va, u8 op,
 			   u64 cmp, u64 swap_add, u64 *orig)
 {
-	int access = op == SROCE_ATOMIC_WRITE ? IB_ACCESS_REMOTE_WRITE :
+	int access = op == SROCE_OPCODE_ATOMIC_WRITE ? IB_ACCESS_REMOTE_WRITE :
 						IB_ACCESS_REMOTE_ATOMIC;
 	struct sroce_mr *mr;
 	unsigned long flags;
@@ -328,8 +329,9 @@ static int sroce_mw_atomic(struct sroce_mr *win, u32 key,
  * @key: the rkey the request names
  * @rqp: the QP the request came through
  * @va: the target, 8-byte aligned (so it never straddles a page)
- * @op: SROCE_CMP_SWAP, SROCE_FETCH_ADD, or SROCE_ATOMIC_WRITE (remote
- *      write rights instead of remote atomic ones)
+ * @op: IB_OPCODE_COMPARE_SWAP, IB_OPCODE_FETCH_ADD, or
+ *      SROCE_OPCODE_ATOMIC_WRITE (remote write rights instead of remote
+ *      atomic ones)
  * @cmp: the compare operand
  * @swap_add: the swap or add operand, or the 8 bytes to write
  * @orig: the value before the operation (0 for a write)

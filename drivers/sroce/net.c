@@ -10,9 +10,10 @@
  * receive path as a packet from the wire, where every check applies.
  *
  * Receive is a UDP tunnel socket on port 4791 (IPv4 and IPv6) in the
- * network namespace of the device's netdev (netns.c): every packet is checked (headers, ICRC, QP,
- * state) and dispatched to the responder (requests) or the completer
- * (responses) of its QP, holding a reference on the QP for that time.
+ * network namespace of the device's netdev (netns.c): every packet is
+ * checked (headers, ICRC, QP, state) and dispatched to the responder
+ * (requests) or the completer (responses) of its QP, holding a reference
+ * on the QP for that time.
  * Anything malformed is dropped and counted, never trusted.
  */
 #include <linux/crc32.h>
@@ -220,7 +221,7 @@ u32 sroce_icrc_frags(const struct sk_buff *skb, bool ipv4, const u8 *bth)
 /* The UDP source port: constant per QP, spread over QPs (IBA A17.2.2). */
 u16 sroce_src_port(u32 qpn)
 {
-	return 0xc000 | (hash_32(qpn, 14) & 0x3fff);
+	return IB_ROCE_UDP_ENCAP_VALID_PORT_MIN | (hash_32(qpn, 14) & 0x3fff);
 }
 
 /* Start a packet; its payload linear, or (@frags) to come as fragments. */
@@ -234,7 +235,7 @@ static int __sroce_pkt_alloc(struct sroce_dev *sdev, struct sroce_pkt *pkt,
 
 	if (sroce_fail(SROCE_FAULT_PACKET))
 		return -ENOMEM;
-	if ((opcode & 0xe0) == SROCE_OP_UD)
+	if (sroce_opcode_tp(opcode) == IB_OPCODE_UD)
 		info |= SROCE_H_DETH;
 	hlen = sizeof(struct sroce_bth) + sroce_ext_len(info);
 	skb = alloc_skb(LL_MAX_HEADER + sizeof(struct ipv6hdr) +
@@ -265,7 +266,7 @@ static int __sroce_pkt_alloc(struct sroce_dev *sdev, struct sroce_pkt *pkt,
 	pkt->pad = pad;
 	pkt->bth->opcode = opcode;
 	pkt->bth->flags = pad << SROCE_BTH_PAD_SHIFT;
-	pkt->bth->pkey = htons(SROCE_DEFAULT_PKEY);
+	pkt->bth->pkey = htons(IB_DEFAULT_PKEY_FULL);
 	return 0;
 }
 
@@ -497,7 +498,7 @@ static int sroce_xmit_build(struct sroce_dev *sdev, const struct sroce_av *av,
 	uh = skb_push(skb, sizeof(*uh));
 	skb_reset_transport_header(skb);
 	uh->source = htons(src_port);
-	uh->dest = htons(SROCE_UDP_PORT);
+	uh->dest = htons(ROCE_V2_UDP_DPORT);
 	uh->len = htons(skb->len);
 	/* Zero: the ICRC covers the packet (IBA A17.3.3). */
 	uh->check = 0;
@@ -761,24 +762,26 @@ static struct sroce_dev *sroce_rcv_dev(struct sk_buff *skb, bool ipv4)
 /* Parse and check the transport headers (IBA 9.6.1 packet checks). */
 static int sroce_parse(struct sroce_pkt *pkt, u32 len)
 {
-	u8 tp = pkt->bth->opcode & 0xe0;
+	u8 tp = sroce_opcode_tp(pkt->bth->opcode);
 	u32 hlen;
 
 	pkt->opcode = pkt->bth->opcode;
 	pkt->info = sroce_op_info(pkt->opcode);
 	if (!(pkt->info & SROCE_F_VALID))
 		return -EINVAL;
-	if (tp == SROCE_OP_UD) {
+	if (tp == IB_OPCODE_UD) {
 		/* UD knows SEND_ONLY and SEND_ONLY_IMM only (IBA 9.2.1) */
-		if ((pkt->opcode & 0x1f) != SROCE_SEND_ONLY &&
-		    (pkt->opcode & 0x1f) != SROCE_SEND_ONLY_IMM)
+		u8 op = sroce_opcode_op(pkt->opcode);
+
+		if (op != IB_OPCODE_SEND_ONLY &&
+		    op != IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE)
 			return -EINVAL;
 		pkt->info |= SROCE_H_DETH;
-	} else if (tp == SROCE_OP_UC) {
+	} else if (tp == IB_OPCODE_UC) {
 		if (!(pkt->info & (SROCE_F_SEND | SROCE_F_WRITE)) ||
 		    (pkt->info & SROCE_H_IETH))
 			return -EINVAL;
-	} else if (tp != SROCE_OP_RC) {
+	} else if (tp != IB_OPCODE_RC) {
 		return -EINVAL;
 	}
 	if ((pkt->bth->flags & SROCE_BTH_TVER_MASK) != 0)
@@ -804,12 +807,12 @@ static bool sroce_qp_takes(struct sroce_qp *qp, u8 opcode)
 {
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_RC:
-		return (opcode & 0xe0) == SROCE_OP_RC;
+		return sroce_opcode_tp(opcode) == IB_OPCODE_RC;
 	case IB_QPT_UC:
-		return (opcode & 0xe0) == SROCE_OP_UC;
+		return sroce_opcode_tp(opcode) == IB_OPCODE_UC;
 	case IB_QPT_UD:
 	case IB_QPT_GSI:
-		return (opcode & 0xe0) == SROCE_OP_UD;
+		return sroce_opcode_tp(opcode) == IB_OPCODE_UD;
 	default:
 		return false;
 	}
@@ -872,7 +875,7 @@ static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
 
 	if (pkt.qpn == SROCE_QPN_MCAST) {
 		/* IBA 10.5: a UD send to a group goes to all its QPs. */
-		if ((pkt.opcode & 0xe0) != SROCE_OP_UD ||
+		if (sroce_opcode_tp(pkt.opcode) != IB_OPCODE_UD ||
 		    !sroce_mcast_rcv(&pkt))
 			sroce_count(sdev, SROCE_CNT_RX_NO_QP);
 		consume_skb(skb);

@@ -43,7 +43,7 @@ static struct socket *sroce_sock_create(struct net *net, bool ipv6)
 	struct udp_port_cfg cfg = {
 		.family = ipv6 ? AF_INET6 : AF_INET,
 		.ipv6_v6only = ipv6,
-		.local_udp_port = htons(SROCE_UDP_PORT),
+		.local_udp_port = htons(ROCE_V2_UDP_DPORT),
 	};
 	struct socket *sock;
 	int err;
@@ -59,7 +59,7 @@ static struct socket *sroce_sock_create(struct net *net, bool ipv6)
 static int sroce_sock_error(const char *family, struct socket *sock)
 {
 	pr_err_ratelimited("sroce: cannot bind UDP port %d (%s) in this network namespace: %ld%s\n",
-			   SROCE_UDP_PORT, family, PTR_ERR(sock),
+			   ROCE_V2_UDP_DPORT, family, PTR_ERR(sock),
 			   PTR_ERR(sock) == -EADDRINUSE ?
 			   ", another RoCE stack (rdma_rxe?) holds it" : "");
 	return PTR_ERR(sock);

@@ -53,56 +53,62 @@ static u8 sroce_req_opcode(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 	*last = wqe->length - offset <= qp->mtu;
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_UC:
-		tp = SROCE_OP_UC;
+		tp = IB_OPCODE_UC;
 		break;
 	case IB_QPT_UD:
 	case IB_QPT_GSI:
 		*last = true;
-		return SROCE_OP_UD | (wqe->opcode == IB_WR_SEND_WITH_IMM ?
-				      SROCE_SEND_ONLY_IMM : SROCE_SEND_ONLY);
+		return IB_OPCODE_UD |
+		       (wqe->opcode == IB_WR_SEND_WITH_IMM ?
+			IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE :
+			IB_OPCODE_SEND_ONLY);
 	default:
-		tp = SROCE_OP_RC;
+		tp = IB_OPCODE_RC;
 	}
 
 	if (wqe->opcode == SROCE_WR_ATOMIC_WRITE) {	/* RC only */
 		*last = true;
-		return tp | SROCE_ATOMIC_WRITE;
+		return tp | SROCE_OPCODE_ATOMIC_WRITE;
 	}
 	switch (wqe->opcode) {
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		if (first && *last)
-			op = SROCE_WRITE_ONLY;
+			op = IB_OPCODE_RDMA_WRITE_ONLY;
 		else
-			op = first ? SROCE_WRITE_FIRST :
-			     *last ? SROCE_WRITE_LAST : SROCE_WRITE_MIDDLE;
+			op = first ? IB_OPCODE_RDMA_WRITE_FIRST :
+			     *last ? IB_OPCODE_RDMA_WRITE_LAST :
+				     IB_OPCODE_RDMA_WRITE_MIDDLE;
 		if (*last && wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 			op++;	/* LAST_IMM / ONLY_IMM follow LAST / ONLY */
 		break;
 	case IB_WR_RDMA_READ:
 		*last = true;	/* one request packet */
-		op = SROCE_READ_REQ;
+		op = IB_OPCODE_RDMA_READ_REQUEST;
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 		*last = true;
-		op = SROCE_CMP_SWAP;
+		op = IB_OPCODE_COMPARE_SWAP;
 		break;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		*last = true;
-		op = SROCE_FETCH_ADD;
+		op = IB_OPCODE_FETCH_ADD;
 		break;
 	case IB_WR_SEND_WITH_INV:
 		if (*last)
-			op = first ? SROCE_SEND_ONLY_INV : SROCE_SEND_LAST_INV;
+			op = first ? IB_OPCODE_SEND_ONLY_WITH_INVALIDATE :
+				     IB_OPCODE_SEND_LAST_WITH_INVALIDATE;
 		else
-			op = first ? SROCE_SEND_FIRST : SROCE_SEND_MIDDLE;
+			op = first ? IB_OPCODE_SEND_FIRST :
+				     IB_OPCODE_SEND_MIDDLE;
 		break;
 	default:	/* IB_WR_SEND, IB_WR_SEND_WITH_IMM */
 		if (first && *last)
-			op = SROCE_SEND_ONLY;
+			op = IB_OPCODE_SEND_ONLY;
 		else
-			op = first ? SROCE_SEND_FIRST :
-			     *last ? SROCE_SEND_LAST : SROCE_SEND_MIDDLE;
+			op = first ? IB_OPCODE_SEND_FIRST :
+			     *last ? IB_OPCODE_SEND_LAST :
+				     IB_OPCODE_SEND_MIDDLE;
 		if (*last && wqe->opcode == IB_WR_SEND_WITH_IMM)
 			op++;
 	}
@@ -229,7 +235,7 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 		av = &wqe->av;
 		dqpn = wqe->remote_qpn;
 	}
-	if (opcode == SROCE_READ_REQ) {
+	if (opcode == IB_OPCODE_RDMA_READ_REQUEST) {
 		/*
 		 * The next chunk of the read, from what is still missing to
 		 * the end of its chunk.  Chunks keep their places when a read
@@ -261,7 +267,7 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	if (pkt.info & SROCE_H_DETH) {
 		struct sroce_deth *deth = (void *)ext;
 		/* IBA 10.2.5: a Q_Key with the high bit set means the QP's. */
-		u32 qkey = wqe->remote_qkey & 0x80000000 ? qp->attr.qkey :
+		u32 qkey = wqe->remote_qkey & IB_QP_SET_QKEY ? qp->attr.qkey :
 							   wqe->remote_qkey;
 
 		deth->qkey = cpu_to_be32(qkey);
@@ -273,7 +279,7 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 
 		reth->va = cpu_to_be64(wqe->remote_addr + offset);
 		reth->rkey = cpu_to_be32(wqe->rkey);
-		reth->len = cpu_to_be32(opcode == SROCE_READ_REQ ? rd_len :
+		reth->len = cpu_to_be32(opcode == IB_OPCODE_RDMA_READ_REQUEST ? rd_len :
 					wqe->length);
 		ext += sizeof(*reth);
 	}
@@ -337,7 +343,7 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	req->psn = sroce_psn_add(req->psn, npkts);
 	if (sroce_psn_diff(req->psn, req->high_psn) > 0)
 		req->high_psn = req->psn;
-	req->offset += opcode == SROCE_READ_REQ ? rd_len : paylen;
+	req->offset += opcode == IB_OPCODE_RDMA_READ_REQUEST ? rd_len : paylen;
 	if (sroce_op_info(opcode) & (SROCE_F_READ | SROCE_F_ATOMIC))
 		req->rd_inflight++;
 	if (last) {

@@ -41,7 +41,7 @@ static void sroce_resp_ack_msn(struct sroce_qp *qp, u32 psn, u8 syndrome,
 	struct sroce_aeth *aeth;
 	struct sroce_pkt pkt;
 
-	if (sroce_pkt_alloc(sdev, &pkt, SROCE_OP_RC | SROCE_ACK, 0))
+	if (sroce_pkt_alloc(sdev, &pkt, IB_OPCODE_RC | IB_OPCODE_ACKNOWLEDGE, 0))
 		return;
 	pkt.bth->qpn = cpu_to_be32(qp->attr.dest_qp_num & SROCE_QPN_MASK);
 	pkt.bth->apsn = cpu_to_be32(psn & SROCE_PSN_MASK);
@@ -265,7 +265,7 @@ void sroce_resp_reset(struct sroce_qp *qp)
 	}
 	qp->resp.rd_next = qp->resp.rd_tail;
 	qp->resp.have_wqe = false;
-	qp->resp.cur = 0;
+	qp->resp.cur = SROCE_MSG_NONE;
 }
 
 /* Bytes per response packet; the last one carries the rest. */
@@ -307,21 +307,21 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 		}
 		if (budget-- <= 0)
 			return true;
-		if (res->op == SROCE_READ_REQ) {
+		if (res->op == IB_OPCODE_RDMA_READ_REQUEST) {
 			bool first = res->sent == 0;
 			bool last = res->sent == res->npkts - 1;
 
-			op = first && last ? SROCE_READ_RESP_ONLY :
-			     first ? SROCE_READ_RESP_FIRST :
-			     last ? SROCE_READ_RESP_LAST :
-			     SROCE_READ_RESP_MIDDLE;
+			op = first && last ? IB_OPCODE_RDMA_READ_RESPONSE_ONLY :
+			     first ? IB_OPCODE_RDMA_READ_RESPONSE_FIRST :
+			     last ? IB_OPCODE_RDMA_READ_RESPONSE_LAST :
+			     IB_OPCODE_RDMA_READ_RESPONSE_MIDDLE;
 			off = res->sent * qp->mtu;
 			paylen = min(res->len - off, qp->mtu);
 		} else {
-			op = SROCE_ATOMIC_ACK;
+			op = IB_OPCODE_ATOMIC_ACKNOWLEDGE;
 			off = 0;
 		}
-		if (sroce_pkt_alloc(sdev, &pkt, SROCE_OP_RC | op, paylen)) {
+		if (sroce_pkt_alloc(sdev, &pkt, IB_OPCODE_RC | op, paylen)) {
 			/* No packet memory: the response waits a tick. */
 			sroce_qp_kick_later(qp);
 			return false;
@@ -336,7 +336,7 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 			aeth->smsn = cpu_to_be32(SROCE_AETH_CREDIT_NONE << 24 |
 						 (resp->msn & SROCE_PSN_MASK));
 		}
-		if (op == SROCE_ATOMIC_ACK) {
+		if (op == IB_OPCODE_ATOMIC_ACKNOWLEDGE) {
 			struct sroce_atmack *a = (void *)(pkt.ext +
 						sizeof(struct sroce_aeth));
 
@@ -416,7 +416,7 @@ static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
 		return;
 	}
-	res->op = SROCE_READ_REQ;
+	res->op = IB_OPCODE_RDMA_READ_REQUEST;
 	res->psn = pkt->psn;
 	res->npkts = sroce_rd_npkts(qp, len);
 	res->va = va;
@@ -452,7 +452,7 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		return;
 	}
 	err = sroce_mr_atomic(mr, be32_to_cpu(a->rkey), qp, va,
-			      pkt->opcode & 0x1f, be64_to_cpu(a->cmp),
+			      sroce_opcode_op(pkt->opcode), be64_to_cpu(a->cmp),
 			      be64_to_cpu(a->swap_add), &res->orig);
 	sroce_mr_put(mr);
 	if (err) {
@@ -460,7 +460,7 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_REM_ACCESS);
 		return;
 	}
-	res->op = pkt->opcode & 0x1f;
+	res->op = sroce_opcode_op(pkt->opcode);
 	res->psn = pkt->psn;
 	res->npkts = 1;
 }
@@ -493,7 +493,7 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	memcpy(&val, pkt->payload, sizeof(val));
 	mr = sroce_mr_lookup(qp, rkey, true, IB_ACCESS_REMOTE_WRITE, va,
 			     sizeof(val));
-	err = mr ? sroce_mr_atomic(mr, rkey, qp, va, SROCE_ATOMIC_WRITE, 0, val,
+	err = mr ? sroce_mr_atomic(mr, rkey, qp, va, SROCE_OPCODE_ATOMIC_WRITE, 0, val,
 				   &orig) : -EACCES;
 	if (mr)
 		sroce_mr_put(mr);
@@ -509,7 +509,7 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sroce_pkt *pkt)
 static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_resp *resp = &qp->resp;
-	u32 op = pkt->opcode & 0x1f;
+	u32 op = sroce_opcode_op(pkt->opcode);
 	u32 i;
 
 	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DUP);
@@ -523,7 +523,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		for (i = resp->rd_next; i != resp->rd_tail; i++) {
 			struct sroce_rd_res *res = &resp->rd[i % SROCE_RD_RES];
 
-			if (res->op == SROCE_READ_REQ &&
+			if (res->op == IB_OPCODE_RDMA_READ_REQUEST &&
 			    sroce_psn_diff(res->psn, pkt->psn) >= 0)
 				res->sent = res->npkts;
 		}
@@ -561,14 +561,14 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 /* Is this opcode legal after the previous one (IBA 9.7.4.1.3, 9.8.3.1)? */
 static bool sroce_resp_seq_ok(struct sroce_qp *qp, u32 info)
 {
-	u8 cur = qp->resp.cur;
+	enum sroce_resp_msg cur = qp->resp.cur;
 
 	if (info & SROCE_F_FIRST)
-		return !cur;
+		return cur == SROCE_MSG_NONE;
 	if (info & SROCE_F_SEND)
-		return cur == 'S';
+		return cur == SROCE_MSG_SEND;
 	if (info & SROCE_F_WRITE)
-		return cur == 'W';
+		return cur == SROCE_MSG_WRITE;
 	return false;
 }
 
@@ -583,13 +583,24 @@ static void sroce_resp_send_fail(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	sroce_resp_wqe_error(qp, err == -EINVAL ? IB_WC_LOC_LEN_ERR :
 				 err == -EBADMSG ? IB_WC_LOC_QP_OP_ERR :
 						   IB_WC_LOC_PROT_ERR);
-	qp->resp.cur = 0;
+	qp->resp.cur = SROCE_MSG_NONE;
 	if (rc)
 		sroce_resp_fatal(qp, pkt->psn, err == -EINVAL ?
 				 SROCE_NAK_INV_REQ : SROCE_NAK_REM_OP);
 	else
 		sroce_qp_error(qp);
 	pkt->failed = true;
+}
+
+/*
+ * No receive WQE for @psn: an RNR NAK with the QP's minimum RNR timer
+ * (IBA 9.7.5.2.8); the requester retries the same PSN later.
+ */
+static void sroce_resp_rnr_nak(struct sroce_qp *qp, u32 psn)
+{
+	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RNR_NAK_SENT);
+	sroce_resp_ack(qp, psn, SROCE_AETH_RNR_NAK |
+		       (qp->attr.min_rnr_timer & SROCE_AETH_VALUE_MASK));
 }
 
 static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
@@ -606,11 +617,7 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		 */
 		if (!resp->have_wqe && !sroce_resp_get_wqe(qp)) {
 			if (rc) {
-				sroce_count(to_sdev(qp->ibqp.device),
-					    SROCE_CNT_RNR_NAK_SENT);
-				sroce_resp_ack(qp, pkt->psn,
-					       SROCE_AETH_RNR_NAK |
-					       (qp->attr.min_rnr_timer & 0x1f));
+				sroce_resp_rnr_nak(qp, pkt->psn);
 			} else {
 				sroce_count(to_sdev(qp->ibqp.device),
 					    SROCE_CNT_UD_DROP);
@@ -624,7 +631,7 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			return;
 		}
 		resp->offset = 0;
-		resp->cur = 'S';
+		resp->cur = SROCE_MSG_SEND;
 	}
 	if (!(pkt->info & SROCE_F_LAST) && pkt->paylen != qp->mtu)
 		goto inv_req;
@@ -648,7 +655,7 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 		if (sroce_invalidate(qp, key, true) != IB_WC_SUCCESS) {
 			sroce_resp_wqe_error(qp, IB_WC_REM_INV_REQ_ERR);
-			resp->cur = 0;
+			resp->cur = SROCE_MSG_NONE;
 			sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
 			pkt->failed = true;
 			return;
@@ -656,14 +663,14 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		wc.ex.invalidate_rkey = key;
 		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
 	}
-	resp->cur = 0;
+	resp->cur = SROCE_MSG_NONE;
 	resp->msn++;
 	sroce_resp_complete(qp, &wc, pkt->bth->flags & SROCE_BTH_SE);
 	return;
 
 inv_req:
 	sroce_resp_wqe_error(qp, IB_WC_REM_INV_REQ_ERR);
-	resp->cur = 0;
+	resp->cur = SROCE_MSG_NONE;
 	if (rc)
 		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
 	pkt->failed = true;
@@ -690,12 +697,8 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	 */
 	if ((pkt->info & SROCE_H_IMM) && !resp->have_wqe &&
 	    !sroce_resp_get_wqe(qp)) {
-		if (rc) {
-			sroce_count(to_sdev(qp->ibqp.device),
-				    SROCE_CNT_RNR_NAK_SENT);
-			sroce_resp_ack(qp, pkt->psn, SROCE_AETH_RNR_NAK |
-				       (qp->attr.min_rnr_timer & 0x1f));
-		}
+		if (rc)
+			sroce_resp_rnr_nak(qp, pkt->psn);
 		pkt->rnr = true;
 		return;
 	}
@@ -722,7 +725,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			if (!resp->mr)
 				goto access;
 		}
-		resp->cur = 'W';
+		resp->cur = SROCE_MSG_WRITE;
 	}
 	if (pkt->paylen > resp->resid ||
 	    (!(pkt->info & SROCE_F_LAST) && pkt->paylen != qp->mtu) ||
@@ -742,7 +745,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	if (!(pkt->info & SROCE_F_LAST))
 		return;
 	sroce_resp_drop_write(qp);
-	resp->cur = 0;
+	resp->cur = SROCE_MSG_NONE;
 	resp->msn++;
 	if (pkt->info & SROCE_H_IMM) {
 		wc.byte_len = resp->wlen;
@@ -755,14 +758,14 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 access:
 	/* UC (IBA 9.8.3.1, as rdma_rxe): the message is dropped, not the QP. */
 	sroce_resp_drop_write(qp);
-	resp->cur = 0;
+	resp->cur = SROCE_MSG_NONE;
 	pkt->failed = true;
 	if (rc)
 		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_REM_ACCESS);
 	return;
 inv_req:
 	sroce_resp_drop_write(qp);
-	resp->cur = 0;
+	resp->cur = SROCE_MSG_NONE;
 	pkt->failed = true;
 	if (rc)
 		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
@@ -797,7 +800,7 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		}
 		/* UC (IBA 9.8.3.1): drop the message in progress, resync. */
 		sroce_resp_drop_write(qp);
-		resp->cur = 0;
+		resp->cur = SROCE_MSG_NONE;
 		resp->offset = 0;
 		resp->epsn = pkt->psn;
 		if (!(pkt->info & SROCE_F_FIRST))
@@ -812,7 +815,7 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 			return;
 		}
 		/* UC: a message that lost its start is dropped. */
-		resp->cur = 0;
+		resp->cur = SROCE_MSG_NONE;
 		resp->epsn = sroce_psn_add(pkt->psn, 1);
 		return;
 	}

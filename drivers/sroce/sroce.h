@@ -610,7 +610,8 @@ struct sroce_comp {
 
 /**
  * struct sroce_rd_res - a read or atomic the responder answers
- * @op: SROCE_READ_REQ, SROCE_CMP_SWAP or SROCE_FETCH_ADD
+ * @op: IB_OPCODE_RDMA_READ_REQUEST, IB_OPCODE_COMPARE_SWAP or
+ *	IB_OPCODE_FETCH_ADD
  * @psn: PSN of the request (of the first response packet)
  * @npkts: response packets
  * @sent: response packets sent; @npkts means done
@@ -634,6 +635,16 @@ struct sroce_rd_res {
 
 #define SROCE_RD_RES	(SROCE_MAX_RD_ATOMIC + 1)
 
+/*
+ * The multi-packet message a responder is in (IBA 9.7.4.1.3): a MIDDLE or
+ * LAST packet must continue one of its kind.
+ */
+enum sroce_resp_msg {
+	SROCE_MSG_NONE,
+	SROCE_MSG_SEND,
+	SROCE_MSG_WRITE,
+};
+
 /**
  * struct sroce_resp - responder state (resp.c)
  * @epsn: the expected PSN of the next request
@@ -649,7 +660,7 @@ struct sroce_rd_res {
  * @ack_node: in a CPU's list of QPs with an ACK due
  * @have_wqe: @wqe holds a receive WQE taken off the RQ or SRQ and not yet
  *	completed
- * @cur: message in progress: 'S'end, 'W'rite, 0
+ * @cur: the multi-packet message in progress, if any
  * @wqe: the receive WQE of the SEND in progress (a copy), valid while
  *	@have_wqe
  * @offset: bytes of the message in progress placed so far
@@ -674,7 +685,7 @@ struct sroce_resp {
 	u32 ack_msn;
 	struct list_head ack_node;
 	bool have_wqe;
-	u8 cur;
+	enum sroce_resp_msg cur;
 	struct sroce_recv_wqe *wqe;
 	u32 offset;
 	struct sroce_mr *mr;
