@@ -61,94 +61,6 @@ static enum ib_wc_opcode sroce_wc_opcode(enum ib_wr_opcode op)
 	}
 }
 
-/**
- * sroce_local_op - run a local operation of the SQ (IBA 10.6.3.6, 11.4.1.1)
- * @qp: the QP, with qp->lock held
- * @wqe: an IB_WR_REG_MR, IB_WR_LOCAL_INV or IB_WR_BIND_MW WQE
- *
- * Return: the completion status.
- */
-enum ib_wc_status sroce_local_op(struct sroce_qp *qp,
-				 struct sroce_send_wqe *wqe)
-{
-	struct sroce_mr *mr;
-	unsigned long flags;
-
-	if (wqe->opcode == IB_WR_LOCAL_INV)
-		return sroce_invalidate(qp, wqe->ex, false);
-	if (wqe->opcode == IB_WR_BIND_MW)
-		return sroce_bind_mw(qp, wqe);
-
-	mr = wqe->reg_mr;
-	/* IBA 10.6.3.6: only a free MR of our PD, keeping its index. */
-	if (mr->kind != SROCE_MR_FRWR || mr->ibmr.pd != qp->ibqp.pd ||
-	    (wqe->reg_key & ~0xffU) != (READ_ONCE(mr->ibmr.lkey) & ~0xffU))
-		return IB_WC_MW_BIND_ERR;
-	if ((wqe->reg_access & (IB_ACCESS_REMOTE_WRITE |
-				IB_ACCESS_REMOTE_ATOMIC)) &&
-	    !(wqe->reg_access & IB_ACCESS_LOCAL_WRITE))
-		return IB_WC_MW_BIND_ERR;
-	/* Against every access of the MR, which checks under this lock. */
-	spin_lock_irqsave(&mr->lock, flags);
-	/*
-	 * A valid MR is not free: it must be invalidated first, as rdma_rxe
-	 * also requires; re-keying it here would let a peer holding the old
-	 * rkey race the new mapping.
-	 */
-	if (mr->dead || mr->valid) {
-		spin_unlock_irqrestore(&mr->lock, flags);
-		return IB_WC_MW_BIND_ERR;
-	}
-	mr->access = wqe->reg_access;
-	/* Read without the lock by lookups (sroce_mr_get()). */
-	WRITE_ONCE(mr->ibmr.lkey, wqe->reg_key);
-	WRITE_ONCE(mr->ibmr.rkey, wqe->reg_key);
-	mr->valid = true;
-	spin_unlock_irqrestore(&mr->lock, flags);
-	return IB_WC_SUCCESS;
-}
-
-/**
- * sroce_invalidate - invalidate by key (IBA 10.6.3.5, 10.6.7.2.5)
- * @qp: the QP (its PD must own the MR or window)
- * @key: the rkey or lkey
- * @remote: a SEND_WITH_INV, not a LOCAL_INV
- *
- * A fast-register MR, or a type 2B window (sroce_mw_invalidate()).
- *
- * Return: IB_WC_SUCCESS, or IB_WC_MW_BIND_ERR for a key that names no
- * such MR or window of the QP's PD.
- */
-enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key, bool remote)
-{
-	struct sroce_mr *mr = sroce_mr_get(to_sdev(qp->ibqp.device), key);
-	enum ib_wc_status status = IB_WC_SUCCESS;
-	unsigned long flags;
-
-	if (!mr)
-		return IB_WC_MW_BIND_ERR;
-	if (mr->kind == SROCE_MR_MW) {
-		status = sroce_mw_invalidate(qp, mr, key, remote);
-	} else if (mr->kind != SROCE_MR_FRWR || mr->ibmr.pd != qp->ibqp.pd) {
-		status = IB_WC_MW_BIND_ERR;
-	} else {
-		/*
-		 * Under the lock every access takes: once this returns, no
-		 * packet reads or writes the MR's pages (the ULP may free
-		 * them when it sees the invalidation complete).
-		 */
-		spin_lock_irqsave(&mr->lock, flags);
-		/* The key again, under the lock: a REG_MR may have changed it. */
-		if (mr->ibmr.rkey == key || mr->ibmr.lkey == key)
-			mr->valid = false;
-		else
-			status = IB_WC_MW_BIND_ERR;
-		spin_unlock_irqrestore(&mr->lock, flags);
-	}
-	sroce_mr_put(mr);
-	return status;
-}
-
 /* The completion of a finished WQE; false if it makes none (unsignaled). */
 static bool sroce_wqe_wc(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 			 struct ib_wc *wc)
@@ -264,17 +176,12 @@ static void sroce_comp_progress(struct sroce_qp *qp)
 static void sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 {
 	u32 idx, next = sroce_psn_add(psn, 1);
+	struct sroce_send_wqe *wqe;
 	bool progress = false, lost = false;
 
-	/* Up to the tail: after a retry, WQEs past req.idx were sent too. */
-	for (idx = qp->sq.head; idx != READ_ONCE(qp->sq.tail); idx++) {
-		struct sroce_send_wqe *wqe = sroce_sq_wqe(qp, idx);
+	for (idx = qp->sq.head; (wqe = sroce_sq_next_sent(qp, &idx)); idx++) {
 		u32 last;
 
-		if (wqe->state == SROCE_WQE_DONE)
-			continue;
-		if (wqe->state != SROCE_WQE_PENDING)
-			break;
 		if (sroce_psn_diff(psn, wqe->first_psn) < 0)
 			break;
 		if (sroce_wqe_is_rd_op(wqe->opcode)) {
@@ -316,15 +223,10 @@ static void sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 /* The WQE whose PSN range holds @psn, or NULL. */
 static struct sroce_send_wqe *sroce_comp_wqe(struct sroce_qp *qp, u32 psn)
 {
+	struct sroce_send_wqe *wqe;
 	u32 idx;
 
-	for (idx = qp->sq.head; idx != READ_ONCE(qp->sq.tail); idx++) {
-		struct sroce_send_wqe *wqe = sroce_sq_wqe(qp, idx);
-
-		if (wqe->state == SROCE_WQE_POSTED)
-			break;		/* not sent: nothing after it was */
-		if (wqe->state != SROCE_WQE_PENDING)
-			continue;
+	for (idx = qp->sq.head; (wqe = sroce_sq_next_sent(qp, &idx)); idx++) {
 		if (sroce_psn_diff(psn, wqe->first_psn) >= 0 &&
 		    sroce_psn_diff(psn, wqe->first_psn) < wqe->npkts)
 			return wqe;
@@ -354,15 +256,13 @@ static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		    op > IB_OPCODE_RDMA_READ_RESPONSE_ONLY ||
 		    pkt->paylen != (last ? wqe->length - wqe->done :
 				    qp->mtu)) {
-			wqe->status = IB_WC_BAD_RESP_ERR;
-			wqe->state = SROCE_WQE_DONE;
+			sroce_wqe_done(wqe, IB_WC_BAD_RESP_ERR);
 			return;
 		}
 		/* Into the WQE's SGEs (held, checked again as they are used). */
 		if (sroce_wqe_copy(qp, wqe, wqe->done, pkt->payload,
 				   pkt->paylen, true)) {
-			wqe->status = IB_WC_LOC_PROT_ERR;
-			wqe->state = SROCE_WQE_DONE;
+			sroce_wqe_done(wqe, IB_WC_LOC_PROT_ERR);
 			return;
 		}
 		wqe->done += pkt->paylen;
@@ -372,15 +272,13 @@ static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			qp->req.rd_inflight--;	/* a chunk answered */
 	} else {
 		if (op != IB_OPCODE_ATOMIC_ACKNOWLEDGE) {
-			wqe->status = IB_WC_BAD_RESP_ERR;
-			wqe->state = SROCE_WQE_DONE;
+			sroce_wqe_done(wqe, IB_WC_BAD_RESP_ERR);
 			return;
 		}
 		/* The original value, scattered like read data (8 bytes). */
 		orig = be64_to_cpu(ack->orig);
 		if (sroce_wqe_copy(qp, wqe, 0, &orig, sizeof(orig), true)) {
-			wqe->status = IB_WC_LOC_PROT_ERR;
-			wqe->state = SROCE_WQE_DONE;
+			sroce_wqe_done(wqe, IB_WC_LOC_PROT_ERR);
 			return;
 		}
 		if (qp->req.rd_inflight)
@@ -414,8 +312,7 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		if (!wqe)
 			return;
 		if (!qp->comp.rnr_retry) {
-			wqe->status = IB_WC_RNR_RETRY_EXC_ERR;
-			wqe->state = SROCE_WQE_DONE;
+			sroce_wqe_done(wqe, IB_WC_RNR_RETRY_EXC_ERR);
 			return;
 		}
 		if (qp->comp.rnr_retry != 7)
@@ -525,7 +422,6 @@ run:
 	}
 out:
 	sroce_qp_unlock(qp);
-	sroce_qp_deliver_events(qp);
 }
 
 static void sroce_retry_timer(struct timer_list *t)
@@ -547,8 +443,7 @@ static void sroce_retry_timer(struct timer_list *t)
 	if (!qp->comp.retry) {
 		struct sroce_send_wqe *wqe = sroce_sq_wqe(qp, qp->sq.head);
 
-		wqe->status = IB_WC_RETRY_EXC_ERR;
-		wqe->state = SROCE_WQE_DONE;
+		sroce_wqe_done(wqe, IB_WC_RETRY_EXC_ERR);
 		/*
 		 * After a go-back the requester may be resending this very
 		 * WQE (req.idx == sq.head): nothing would complete it.
@@ -570,7 +465,6 @@ static void sroce_retry_timer(struct timer_list *t)
 	sroce_qp_kick(qp);
 out:
 	sroce_qp_unlock(qp);
-	sroce_qp_deliver_events(qp);
 }
 
 /**

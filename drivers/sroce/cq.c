@@ -374,34 +374,24 @@ void sroce_cq_forget_qp(struct sroce_cq *cq, struct sroce_qp *qp)
  * @wc: the completion
  * @solicited: the completion is for a solicited message
  *
- * Safe from any context.  Calls the CQ's comp_handler when a pending
- * notification request matches (outside the lock: the handler may poll).
+ * Safe from any context, also under the engine's locks: it calls no
+ * handler.  What the consumer is to hear of (a notification request that
+ * matches, an overrun) is noted on the CQ and delivered by
+ * sroce_cq_deliver() once the caller dropped its locks.
  *
  * Return: 0, or -ENOSPC if the CQ overflowed and the completion was lost.
  */
 int sroce_cq_complete(struct sroce_cq *cq, const struct ib_wc *wc,
 		      bool solicited)
 {
-	struct ib_cq *ibcq = &cq->ibcq;
 	unsigned long flags;
-	bool notify = false;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	if (cq->overflow || sroce_cq_full(cq)) {
-		bool first = !cq->overflow;
-
+		if (!cq->overflow)
+			WRITE_ONCE(cq->err_due, true);
 		cq->overflow = true;
 		spin_unlock_irqrestore(&cq->lock, flags);
-		if (first && ibcq->event_handler) {
-			struct ib_event ev = {
-				.device = ibcq->device,
-				.element.cq = ibcq,
-				.event = IB_EVENT_CQ_ERR,
-			};
-
-			ibdev_err_ratelimited(ibcq->device, "CQ overrun\n");
-			ibcq->event_handler(&ev, ibcq->cq_context);
-		}
 		return -ENOSPC;
 	}
 	if (cq->ring) {
@@ -421,13 +411,39 @@ int sroce_cq_complete(struct sroce_cq *cq, const struct ib_wc *wc,
 	    (cq->notify == IB_CQ_SOLICITED &&
 	     (solicited || wc->status != IB_WC_SUCCESS))) {
 		cq->notify = 0;
-		notify = true;
+		WRITE_ONCE(cq->notify_due, true);
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
-
-	if (notify && ibcq->comp_handler)
-		ibcq->comp_handler(ibcq, ibcq->cq_context);
 	return 0;
+}
+
+/**
+ * sroce_cq_deliver - call the consumer's handlers for what a CQ noted
+ * @cq: the CQ; the caller holds none of our locks (a handler may poll,
+ *	arm, post or modify a QP)
+ *
+ * Every path that adds completions calls it when it has let go of its
+ * locks (sroce_qp_deliver_events()); a CQ many QPs share hears from
+ * whichever gets there first, once per noted event.
+ */
+void sroce_cq_deliver(struct sroce_cq *cq)
+{
+	struct ib_cq *ibcq = &cq->ibcq;
+
+	if (READ_ONCE(cq->err_due) && xchg(&cq->err_due, false)) {
+		struct ib_event ev = {
+			.device = ibcq->device,
+			.element.cq = ibcq,
+			.event = IB_EVENT_CQ_ERR,
+		};
+
+		ibdev_err_ratelimited(ibcq->device, "CQ overrun\n");
+		if (ibcq->event_handler)
+			ibcq->event_handler(&ev, ibcq->cq_context);
+	}
+	if (READ_ONCE(cq->notify_due) && xchg(&cq->notify_due, false) &&
+	    ibcq->comp_handler)
+		ibcq->comp_handler(ibcq, ibcq->cq_context);
 }
 
 int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)

@@ -387,3 +387,85 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	sroce_uncharge(&sdev->nr_mr);
 	return 0;
 }
+
+/**
+ * sroce_mr_fast_reg - an IB_WR_REG_MR of the SQ (IBA 10.6.3.6)
+ * @qp: the QP, with qp->lock held
+ * @wqe: the WQE; it holds a reference on the MR
+ *
+ * Return: the completion status.
+ */
+enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp,
+				    const struct sroce_send_wqe *wqe)
+{
+	struct sroce_mr *mr = wqe->reg_mr;
+	unsigned long flags;
+
+	/* IBA 10.6.3.6: only a free MR of our PD, keeping its index. */
+	if (mr->kind != SROCE_MR_FRWR || mr->ibmr.pd != qp->ibqp.pd ||
+	    (wqe->reg_key & ~0xffU) != (READ_ONCE(mr->ibmr.lkey) & ~0xffU))
+		return IB_WC_MW_BIND_ERR;
+	if ((wqe->reg_access & (IB_ACCESS_REMOTE_WRITE |
+				IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(wqe->reg_access & IB_ACCESS_LOCAL_WRITE))
+		return IB_WC_MW_BIND_ERR;
+	/* Against every access of the MR, which checks under this lock. */
+	spin_lock_irqsave(&mr->lock, flags);
+	/*
+	 * A valid MR is not free: it must be invalidated first, as rdma_rxe
+	 * also requires; re-keying it here would let a peer holding the old
+	 * rkey race the new mapping.
+	 */
+	if (mr->dead || mr->valid) {
+		spin_unlock_irqrestore(&mr->lock, flags);
+		return IB_WC_MW_BIND_ERR;
+	}
+	mr->access = wqe->reg_access;
+	/* Read without the lock by lookups (sroce_mr_get()). */
+	WRITE_ONCE(mr->ibmr.lkey, wqe->reg_key);
+	WRITE_ONCE(mr->ibmr.rkey, wqe->reg_key);
+	mr->valid = true;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * sroce_invalidate - invalidate by key (IBA 10.6.3.5, 10.6.7.2.5)
+ * @qp: the QP (its PD must own the MR or window)
+ * @key: the rkey or lkey
+ * @remote: a SEND_WITH_INV, not a LOCAL_INV
+ *
+ * A fast-register MR, or a type 2B window (sroce_mw_invalidate()).
+ *
+ * Return: IB_WC_SUCCESS, or IB_WC_MW_BIND_ERR for a key that names no
+ * such MR or window of the QP's PD.
+ */
+enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key, bool remote)
+{
+	struct sroce_mr *mr = sroce_mr_get(to_sdev(qp->ibqp.device), key);
+	enum ib_wc_status status = IB_WC_SUCCESS;
+	unsigned long flags;
+
+	if (!mr)
+		return IB_WC_MW_BIND_ERR;
+	if (mr->kind == SROCE_MR_MW) {
+		status = sroce_mw_invalidate(qp, mr, key, remote);
+	} else if (mr->kind != SROCE_MR_FRWR || mr->ibmr.pd != qp->ibqp.pd) {
+		status = IB_WC_MW_BIND_ERR;
+	} else {
+		/*
+		 * Under the lock every access takes: once this returns, no
+		 * packet reads or writes the MR's pages (the ULP may free
+		 * them when it sees the invalidation complete).
+		 */
+		spin_lock_irqsave(&mr->lock, flags);
+		/* The key again, under the lock: a REG_MR may have changed it. */
+		if (mr->ibmr.rkey == key || mr->ibmr.lkey == key)
+			mr->valid = false;
+		else
+			status = IB_WC_MW_BIND_ERR;
+		spin_unlock_irqrestore(&mr->lock, flags);
+	}
+	sroce_mr_put(mr);
+	return status;
+}

@@ -226,7 +226,7 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
 	struct sroce_queue *q = &qp->rq;
-	bool flush_later = false;
+	bool flush_later = false, flushed = false;
 	unsigned long flags;
 	int err = 0;
 
@@ -263,9 +263,12 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			break;
 		if (flush)
 			sroce_flush_wr(qp, ibqp->recv_cq, wr->wr_id, true);
+		flushed |= flush;
 	}
 	if (err)
 		*bad_wr = wr;
+	if (flushed)
+		sroce_qp_deliver_events(qp);
 	if (flush_later)
 		sroce_qp_kick(qp);
 	return err;

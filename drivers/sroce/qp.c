@@ -278,16 +278,43 @@ static void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
 		ibqp->event_handler(&ev, ibqp->qp_context);
 }
 
+static void sroce_srq_deliver(struct sroce_srq *srq)
+{
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.element.srq = &srq->ibsrq,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+	};
+
+	if (READ_ONCE(srq->limit_due) && xchg(&srq->limit_due, false) &&
+	    srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+}
+
 /**
- * sroce_qp_deliver_events - raise the async events the engine noted
- * @qp: the QP, qp->lock not held (handlers may call back into verbs)
+ * sroce_qp_deliver_events - call the consumer for what the engine noted
+ * @qp: the QP; the caller holds none of our locks (a handler may poll,
+ *	post, or modify this QP)
+ *
+ * The engine only notes events under its locks: the QP's async events,
+ * its CQs' notifications and overruns, its SRQ's limit.  Every path that
+ * releases qp->lock calls this after (sroce_qp_unlock()), as does every
+ * post that completes a WR itself.
  */
 void sroce_qp_deliver_events(struct sroce_qp *qp)
 {
+	struct ib_qp *ibqp = &qp->ibqp;
+
 	if (READ_ONCE(qp->sqd_event) && xchg(&qp->sqd_event, false))
 		sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
 	if (READ_ONCE(qp->last_wqe_event) && xchg(&qp->last_wqe_event, false))
 		sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	if (ibqp->send_cq)
+		sroce_cq_deliver(to_scq(ibqp->send_cq));
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+		sroce_cq_deliver(to_scq(ibqp->recv_cq));
+	if (ibqp->srq)
+		sroce_srq_deliver(to_ssrq(ibqp->srq));
 }
 
 /**
@@ -463,10 +490,14 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->sqd_event = true;
 	}
 	/* Leaving SQD (or entering RTS): the requester may go on. */
-	if (next == IB_QPS_RTS && sroce_req_run(qp, 16))
+	if (next == IB_QPS_RTS && sroce_req_run(qp, SROCE_REQ_BUDGET))
 		sroce_qp_kick(qp);
-	sroce_qp_unlock(qp);
+	/* The events after state_lock: a handler may modify this QP. */
+	spin_unlock_bh(&qp->lock);
+	sroce_qp_tx_flush(qp);
+	mutex_unlock(&qp->state_lock);
 	sroce_qp_deliver_events(qp);
+	return 0;
 out:
 	mutex_unlock(&qp->state_lock);
 	return err;

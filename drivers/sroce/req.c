@@ -15,7 +15,6 @@
 #include "sroce.h"
 #include "trace.h"
 
-#define SROCE_REQ_BUDGET	64
 /*
  * A long RDMA READ is asked for in requests of at most this many response
  * packets, each a responder resource of its own: the window then bounds
@@ -206,15 +205,163 @@ static bool sroce_wqe_zc_ok(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 }
 
 /* Send the packet at (req.psn, req.offset) of @wqe; advance the requester. */
+/*
+ * IBA 9.7.5.1.1 leaves to the requester when to ask for an ACK: at the
+ * end of a message, every SROCE_ACK_EVERY packets, and when the window is
+ * about to close (the responder may coalesce the others).  RC only.
+ */
+static bool sroce_req_ackreq(struct sroce_qp *qp, bool last)
+{
+	struct sroce_req *req = &qp->req;
+	bool ackreq;
+
+	req->noack++;
+	ackreq = qp->ibqp.qp_type == IB_QPT_RC &&
+		 (last || req->noack >= SROCE_ACK_EVERY ||
+		  sroce_psn_diff(req->psn, qp->comp.psn) + 1 >=
+		  (int)sroce_win_size(qp));
+	if (ackreq)
+		req->noack = 0;
+	return ackreq;
+}
+
+/* IBA 9.2.3: the last packet of a solicited SEND or WRITE with immediate. */
+static bool sroce_req_solicited(const struct sroce_send_wqe *wqe, bool last)
+{
+	return last && (wqe->send_flags & IB_SEND_SOLICITED) &&
+	       (wqe->opcode == IB_WR_SEND ||
+		wqe->opcode == IB_WR_SEND_WITH_IMM ||
+		wqe->opcode == IB_WR_SEND_WITH_INV ||
+		wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM);
+}
+
+/*
+ * The extension headers of a request, in wire order (IBA 9.3): DETH, RETH
+ * (@rd_len: the length a read request asks for), AtomicETH, immediate or
+ * IETH.
+ */
+static void sroce_req_ext_headers(struct sroce_qp *qp,
+				  const struct sroce_send_wqe *wqe,
+				  struct sroce_pkt *pkt, u32 offset, u32 rd_len)
+{
+	u8 *ext = pkt->ext;
+
+	if (pkt->info & SROCE_H_DETH) {
+		struct sroce_deth *deth = (void *)ext;
+		/* IBA 10.2.5: a Q_Key with the high bit set means the QP's. */
+		u32 qkey = wqe->remote_qkey & IB_QP_SET_QKEY ? qp->attr.qkey :
+							   wqe->remote_qkey;
+
+		deth->qkey = cpu_to_be32(qkey);
+		deth->sqp = cpu_to_be32(qp->ibqp.qp_num & SROCE_QPN_MASK);
+		ext += sizeof(*deth);
+	}
+	if (pkt->info & SROCE_H_RETH) {
+		struct sroce_reth *reth = (void *)ext;
+
+		reth->va = cpu_to_be64(wqe->remote_addr + offset);
+		reth->rkey = cpu_to_be32(wqe->rkey);
+		reth->len = cpu_to_be32(pkt->info & SROCE_F_READ ? rd_len :
+					wqe->length);
+		ext += sizeof(*reth);
+	}
+	if (pkt->info & SROCE_H_ATMETH) {
+		struct sroce_atmeth *a = (void *)ext;
+
+		a->va = cpu_to_be64(wqe->remote_addr);
+		a->rkey = cpu_to_be32(wqe->rkey);
+		if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP) {
+			a->swap_add = cpu_to_be64(wqe->swap);
+			a->cmp = cpu_to_be64(wqe->compare_add);
+		} else {
+			a->swap_add = cpu_to_be64(wqe->compare_add);
+		}
+		ext += sizeof(*a);
+	}
+	if (pkt->info & SROCE_H_IMM)
+		memcpy(ext, &wqe->ex, 4);	/* already big endian */
+	if (pkt->info & SROCE_H_IETH)
+		put_unaligned_be32(wqe->ex, ext);
+}
+
+/*
+ * The payload: the WQE's bytes from @offset, as page fragments (@zc) or
+ * copied, checked against the MRs again as they are read.  On error the
+ * packet is freed.
+ */
+static int sroce_req_payload(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
+			     struct sroce_pkt *pkt, u32 offset, u32 paylen,
+			     bool zc)
+{
+	int err = 0;
+
+	if (zc) {
+		err = sroce_wqe_walk(qp, wqe, offset, NULL, pkt->skb, paylen,
+				     false);
+		if (!err)
+			err = sroce_pkt_trailer(pkt);
+		if (err == -EMSGSIZE)
+			err = -EACCES;	/* the bound above says never */
+	} else if (wqe->opcode == SROCE_WR_ATOMIC_WRITE) {
+		memcpy(pkt->payload, &wqe->swap, sizeof(wqe->swap));
+	} else if (paylen) {
+		err = sroce_wqe_copy(qp, wqe, offset, pkt->payload, paylen,
+				     false);
+	}
+	if (err) {
+		/*
+		 * An SGE's MR went away under the WR (IBA 10.6.3.2), or no
+		 * memory for the trailer (the packet is built again later).
+		 */
+		kfree_skb(pkt->skb);
+		return err;
+	}
+	if (zc)
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_TX_ZEROCOPY);
+	return 0;
+}
+
+/* A request left: @npkts PSNs and @len bytes of @wqe are behind us. */
+static void sroce_req_advance(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
+			      u32 info, u32 npkts, u32 len, bool last)
+{
+	struct sroce_req *req = &qp->req;
+
+	/*
+	 * Nothing was outstanding: the retry clock starts now, not at the
+	 * last progress of an earlier burst (a timer still pending from it
+	 * would fire early).
+	 */
+	if (qp->comp.psn == req->high_psn) {
+		qp->comp.progress = jiffies;
+		if (qp->ibqp.qp_type == IB_QPT_RC)
+			sroce_win_busy(qp, true);
+	}
+	req->psn = sroce_psn_add(req->psn, npkts);
+	if (sroce_psn_diff(req->psn, req->high_psn) > 0)
+		req->high_psn = req->psn;
+	req->offset += len;
+	if (info & (SROCE_F_READ | SROCE_F_ATOMIC))
+		req->rd_inflight++;
+	if (last) {
+		req->idx++;
+		req->offset = 0;
+		if (qp->ibqp.qp_type != IB_QPT_RC)
+			wqe->state = SROCE_WQE_DONE;	/* nothing to wait for */
+	}
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		sroce_comp_arm(qp);
+}
+
 static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sroce_req *req = &qp->req;
-	struct sroce_pkt pkt;
 	const struct sroce_av *av = &qp->av;
-	u32 offset = req->offset, paylen = 0, npkts = 1, dqpn, rd_len = 0;
-	bool last, ackreq, zc;
-	u8 *ext;
+	u32 offset = req->offset, paylen = 0, npkts = 1, rd_len = 0;
+	u32 dqpn = qp->attr.dest_qp_num;
+	struct sroce_pkt pkt;
+	bool last, zc;
 	u8 opcode;
 	int err;
 
@@ -230,7 +377,6 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	if (err)
 		return err;
 
-	dqpn = qp->attr.dest_qp_num;
 	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
 		av = &wqe->av;
 		dqpn = wqe->remote_qpn;
@@ -248,113 +394,38 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 		npkts = max_t(u32, 1, DIV_ROUND_UP(rd_len, qp->mtu));
 		last = offset + rd_len >= wqe->length;
 	}
-	req->noack++;
-	ackreq = qp->ibqp.qp_type == IB_QPT_RC &&
-		 (last || req->noack >= SROCE_ACK_EVERY ||
-		  sroce_psn_diff(req->psn, qp->comp.psn) + 1 >=
-		  (int)sroce_win_size(qp));
-	if (ackreq)
-		req->noack = 0;
-	if (last && (wqe->send_flags & IB_SEND_SOLICITED) &&
-	    (wqe->opcode == IB_WR_SEND || wqe->opcode == IB_WR_SEND_WITH_IMM ||
-	     wqe->opcode == IB_WR_SEND_WITH_INV ||
-	     wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM))
+	if (sroce_req_solicited(wqe, last))
 		pkt.bth->flags |= SROCE_BTH_SE;
 	pkt.bth->qpn = cpu_to_be32(dqpn & SROCE_QPN_MASK);
-	pkt.bth->apsn = cpu_to_be32(req->psn | (ackreq ? SROCE_BTH_ACKREQ : 0));
-
-	ext = pkt.ext;
-	if (pkt.info & SROCE_H_DETH) {
-		struct sroce_deth *deth = (void *)ext;
-		/* IBA 10.2.5: a Q_Key with the high bit set means the QP's. */
-		u32 qkey = wqe->remote_qkey & IB_QP_SET_QKEY ? qp->attr.qkey :
-							   wqe->remote_qkey;
-
-		deth->qkey = cpu_to_be32(qkey);
-		deth->sqp = cpu_to_be32(qp->ibqp.qp_num & SROCE_QPN_MASK);
-		ext += sizeof(*deth);
-	}
-	if (pkt.info & SROCE_H_RETH) {
-		struct sroce_reth *reth = (void *)ext;
-
-		reth->va = cpu_to_be64(wqe->remote_addr + offset);
-		reth->rkey = cpu_to_be32(wqe->rkey);
-		reth->len = cpu_to_be32(opcode == IB_OPCODE_RDMA_READ_REQUEST ? rd_len :
-					wqe->length);
-		ext += sizeof(*reth);
-	}
-	if (pkt.info & SROCE_H_ATMETH) {
-		struct sroce_atmeth *a = (void *)ext;
-
-		a->va = cpu_to_be64(wqe->remote_addr);
-		a->rkey = cpu_to_be32(wqe->rkey);
-		if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP) {
-			a->swap_add = cpu_to_be64(wqe->swap);
-			a->cmp = cpu_to_be64(wqe->compare_add);
-		} else {
-			a->swap_add = cpu_to_be64(wqe->compare_add);
-		}
-		ext += sizeof(*a);
-	}
-	if (pkt.info & SROCE_H_IMM)
-		memcpy(ext, &wqe->ex, 4);	/* already big endian */
-	if (pkt.info & SROCE_H_IETH)
-		put_unaligned_be32(wqe->ex, ext);
-	if (zc) {
-		err = sroce_wqe_walk(qp, wqe, offset, NULL, pkt.skb, paylen,
-				     false);
-		if (!err)
-			err = sroce_pkt_trailer(&pkt);
-		if (err == -EMSGSIZE)
-			err = -EACCES;	/* the bound above says never */
-	} else if (wqe->opcode == SROCE_WR_ATOMIC_WRITE) {
-		memcpy(pkt.payload, &wqe->swap, sizeof(wqe->swap));
-	} else if (paylen) {
-		err = sroce_wqe_copy(qp, wqe, offset, pkt.payload, paylen,
-				     false);
-	}
-	if (err) {
-		/*
-		 * An SGE's MR went away under the WR (IBA 10.6.3.2), or no
-		 * memory for the trailer (the packet is built again later).
-		 */
-		kfree_skb(pkt.skb);
+	pkt.bth->apsn = cpu_to_be32(req->psn | (sroce_req_ackreq(qp, last) ?
+						SROCE_BTH_ACKREQ : 0));
+	sroce_req_ext_headers(qp, wqe, &pkt, offset, rd_len);
+	err = sroce_req_payload(qp, wqe, &pkt, offset, paylen, zc);
+	if (err)
 		return err;
-	}
-	if (zc)
-		sroce_count(sdev, SROCE_CNT_TX_ZEROCOPY);
 
 	/* The send may fail; the packet then counts as lost on the wire. */
 	if (av == &qp->av)
 		sroce_qp_xmit(qp, &pkt, true);	/* RC, UC: PSN order */
 	else
 		sroce_xmit(sdev, av, NULL, qp->src_port, &pkt);
-
-	/*
-	 * Nothing was outstanding: the retry clock starts now, not at the
-	 * last progress of an earlier burst (a timer still pending from it
-	 * would fire early).
-	 */
-	if (qp->comp.psn == req->high_psn) {
-		qp->comp.progress = jiffies;
-		if (qp->ibqp.qp_type == IB_QPT_RC)
-			sroce_win_busy(qp, true);
-	}
-	req->psn = sroce_psn_add(req->psn, npkts);
-	if (sroce_psn_diff(req->psn, req->high_psn) > 0)
-		req->high_psn = req->psn;
-	req->offset += opcode == IB_OPCODE_RDMA_READ_REQUEST ? rd_len : paylen;
-	if (sroce_op_info(opcode) & (SROCE_F_READ | SROCE_F_ATOMIC))
-		req->rd_inflight++;
-	if (last) {
-		req->idx++;
-		req->offset = 0;
-		if (qp->ibqp.qp_type != IB_QPT_RC)
-			wqe->state = SROCE_WQE_DONE;	/* nothing to wait for */
-	}
-	if (qp->ibqp.qp_type == IB_QPT_RC)
-		sroce_comp_arm(qp);
+	sroce_req_advance(qp, wqe, sroce_op_info(opcode), npkts,
+			  rd_len ? rd_len : paylen, last);
 	return 0;
+}
+
+/*
+ * A local operation of the SQ (IBA 10.6.3.6, 11.4.1.1): REG_MR and
+ * LOCAL_INV (mr.c), BIND_MW (mw.c).  Return: the completion status.
+ */
+static enum ib_wc_status sroce_local_op(struct sroce_qp *qp,
+					struct sroce_send_wqe *wqe)
+{
+	if (wqe->opcode == IB_WR_LOCAL_INV)
+		return sroce_invalidate(qp, wqe->ex, false);
+	if (wqe->opcode == IB_WR_BIND_MW)
+		return sroce_bind_mw(qp, wqe);
+	return sroce_mr_fast_reg(qp, wqe);
 }
 
 /*
@@ -381,15 +452,13 @@ static bool sroce_req_start(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 			return false;
 	}
 	if (sroce_wqe_is_local(wqe)) {
-		wqe->status = sroce_local_op(qp, wqe);
-		wqe->state = SROCE_WQE_DONE;
+		sroce_wqe_done(wqe, sroce_local_op(qp, wqe));
 		return true;
 	}
 	for (i = 0; i < wqe->num_sge; i++) {
 		if (!(wqe->send_flags & IB_SEND_INLINE) &&
 		    wqe->sge[i].length && !wqe->sge[i].mr) {
-			wqe->status = IB_WC_LOC_PROT_ERR;
-			wqe->state = SROCE_WQE_DONE;
+			sroce_wqe_done(wqe, IB_WC_LOC_PROT_ERR);
 			return true;
 		}
 	}
@@ -402,8 +471,7 @@ static bool sroce_req_start(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 		u32 mtu = sroce_port_mtu(to_sdev(qp->ibqp.device));
 
 		if (!mtu || wqe->length > mtu) {
-			wqe->status = IB_WC_LOC_LEN_ERR;
-			wqe->state = SROCE_WQE_DONE;
+			sroce_wqe_done(wqe, IB_WC_LOC_LEN_ERR);
 			return true;
 		}
 		qp->mtu = mtu;
@@ -496,8 +564,7 @@ again:
 			break;
 		err = sroce_req_send_one(qp, wqe);
 		if (err == -EACCES) {
-			wqe->status = IB_WC_LOC_PROT_ERR;
-			wqe->state = SROCE_WQE_DONE;
+			sroce_wqe_done(wqe, IB_WC_LOC_PROT_ERR);
 			req->idx++;
 			sroce_req_halt(qp);
 			completed = true;
@@ -535,44 +602,33 @@ again:
 static bool sroce_req_seek(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
-	u32 idx;
+	struct sroce_send_wqe *wqe;
+	u32 idx = qp->sq.head;
 
-	/*
-	 * Up to the first WQE not started: after a retry the WQEs from
-	 * req.idx on may have been sent already.
-	 */
-	for (idx = qp->sq.head; idx != READ_ONCE(qp->sq.tail); idx++) {
-		struct sroce_send_wqe *wqe = sroce_sq_wqe(qp, idx);
-
-		if (wqe->state == SROCE_WQE_POSTED)
-			break;
-		if (wqe->state != SROCE_WQE_PENDING)
-			continue;
-		req->idx = idx;
-		req->psn = qp->comp.psn;
-		if (wqe->opcode == IB_WR_RDMA_READ) {
-			/* Ask again for what did not arrive. */
-			req->offset = wqe->done;
-			req->psn = sroce_psn_add(wqe->first_psn,
-						 wqe->done / qp->mtu);
-		} else {
-			req->offset = sroce_psn_diff(qp->comp.psn,
-						     wqe->first_psn) * qp->mtu;
-			if (sroce_psn_diff(qp->comp.psn, wqe->first_psn) < 0) {
-				req->offset = 0;
-				req->psn = wqe->first_psn;
-			}
-		}
-		req->noack = 0;
-		/*
-		 * Every read or atomic still pending is at or after this
-		 * point: all are asked again (the responder drops its
-		 * answers to the old ones, resp.c).
-		 */
-		req->rd_inflight = 0;
-		return true;
+	wqe = sroce_sq_next_sent(qp, &idx);
+	if (!wqe)
+		return false;
+	req->idx = idx;
+	req->psn = qp->comp.psn;
+	if (wqe->opcode == IB_WR_RDMA_READ) {
+		/* Ask again for what did not arrive. */
+		req->offset = wqe->done;
+		req->psn = sroce_psn_add(wqe->first_psn, wqe->done / qp->mtu);
+	} else if (sroce_psn_diff(qp->comp.psn, wqe->first_psn) < 0) {
+		req->offset = 0;
+		req->psn = wqe->first_psn;
+	} else {
+		req->offset = sroce_psn_diff(qp->comp.psn, wqe->first_psn) *
+			      qp->mtu;
 	}
-	return false;
+	req->noack = 0;
+	/*
+	 * Every read or atomic still pending is at or after this point: all
+	 * are asked again (the responder drops its answers to the old ones,
+	 * resp.c).
+	 */
+	req->rd_inflight = 0;
+	return true;
 }
 
 /**
@@ -645,7 +701,6 @@ void sroce_tx_work(struct work_struct *work)
 	more = sroce_resp_tx(qp, SROCE_REQ_BUDGET);
 	more |= sroce_req_run(qp, SROCE_REQ_BUDGET);
 	sroce_qp_unlock(qp);
-	sroce_qp_deliver_events(qp);
 	if (more)
 		sroce_qp_kick(qp);
 }
@@ -843,7 +898,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	/* Pairs with modify_qp's release: the attributes are visible. */
 	enum ib_qp_state state = smp_load_acquire(&qp->state);
 	u8 inl[SROCE_MAX_INLINE];
-	bool flush_later = false;
+	bool flush_later = false, flushed = false;
 	unsigned long flags;
 	int err = 0;
 
@@ -910,35 +965,28 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		/* IBA 10.3.1: a WR posted in Error completes flushed. */
 		if (flush)
 			sroce_flush_wr(qp, ibqp->send_cq, wr->wr_id, false);
+		flushed |= flush;
 	}
 	if (err)
 		*bad_wr = wr;
+	if (flushed)
+		sroce_qp_deliver_events(qp);
 	if (flush_later) {
 		sroce_qp_kick(qp);
 		return err;
 	}
 
 	/*
-	 * Run the requester here when we can: not from interrupts.  A user
-	 * QP posts from its process, never from inside the engine: it waits
-	 * for the lock (the engine holds it briefly; deferring to the work
-	 * item would cost a scheduler slice against a busy-polling process).
-	 * A kernel QP may post from a completion handler the engine calls
-	 * with the lock held: it only tries.
+	 * Run the requester here when we can: in task context, where the
+	 * caller holds none of our locks (the engine calls no consumer
+	 * handler under them, sroce_qp_unlock()).  From interrupts and
+	 * softirqs (a completion handler that posts) the work item runs it.
 	 */
-	if (in_task() && !irqs_disabled() && ibqp->uobject) {
+	if (in_task() && !irqs_disabled()) {
 		bool more;
 
 		spin_lock_bh(&qp->lock);
 		more = sroce_req_run(qp, SROCE_REQ_BUDGET);
-		sroce_qp_unlock(qp);
-		sroce_qp_deliver_events(qp);
-		if (more)
-			sroce_qp_kick(qp);
-	} else if (in_task() && !irqs_disabled() &&
-		   spin_trylock_bh(&qp->lock)) {
-		bool more = sroce_req_run(qp, SROCE_REQ_BUDGET);
-
 		sroce_qp_unlock(qp);
 		if (more)
 			sroce_qp_kick(qp);

@@ -172,7 +172,6 @@ static bool sroce_resp_get_wqe(struct sroce_qp *qp)
 	struct sroce_srq *srq = qp->ibqp.srq ? to_ssrq(qp->ibqp.srq) : NULL;
 	struct sroce_queue *q = srq ? &srq->rq : &qp->rq;
 	struct sroce_recv_wqe *wqe;
-	bool limit = false;
 	unsigned long flags;
 
 	spin_lock_irqsave(&q->lock, flags);
@@ -188,23 +187,17 @@ static bool sroce_resp_get_wqe(struct sroce_qp *qp)
 	       wqe->num_sge * sizeof(struct ib_sge));
 	q->head++;
 	sroce_uring_publish(q);
-	/* IBA 10.2.9.3: the limit event fires once, then is disarmed. */
+	/*
+	 * IBA 10.2.9.3: the limit event fires once, then is disarmed; it is
+	 * delivered when qp->lock is released (sroce_qp_deliver_events()).
+	 */
 	if (srq && srq->limit && q->tail - q->head < srq->limit) {
 		srq->limit = 0;
-		limit = true;
+		WRITE_ONCE(srq->limit_due, true);
 	}
 	spin_unlock_irqrestore(&q->lock, flags);
 	qp->resp.have_wqe = true;
 	qp->resp.offset = 0;
-	if (limit && srq->ibsrq.event_handler) {
-		struct ib_event ev = {
-			.device = srq->ibsrq.device,
-			.element.srq = &srq->ibsrq,
-			.event = IB_EVENT_SRQ_LIMIT_REACHED,
-		};
-
-		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
-	}
 	return true;
 }
 
@@ -949,5 +942,4 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_BAD_SRC);
 out:
 	sroce_qp_unlock(qp);
-	sroce_qp_deliver_events(qp);
 }

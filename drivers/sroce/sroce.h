@@ -12,13 +12,14 @@
  *   cq.c      completion layer: the shared CQ ring
  *   qp.c      QP objects and the IBA QP state machine
  *   post.c    work request queues (post_recv, flush)
- *   mr.c      memory regions
+ *   mr.c      memory regions, fast registration, invalidation
  *   mw.c      memory windows (type 1 and type 2B): alloc, bind, invalidate
  *   mmap.c    kernel memory user space maps (mapped rings)
  *   uring.c   mapped work queues: SQ, RQ and SRQ rings without system calls
  * Transport engine:
  *   hdr.h     RoCEv2 wire format, opcode table, PSN arithmetic
- *   net.c     transmit, receive, ICRC
+ *   net.c     transmit, ICRC
+ *   rcv.c     receive: packet checks, dispatch, the loopback queue
  *   netns.c   the UDP 4791 sockets of each network namespace
  *   mem.c     memory access checks and copies
  *   req.c     requester (post_send)
@@ -38,6 +39,8 @@
  *   qp->state_lock -> qp->lock (engine) -> qp->sq.lock / qp->rq.lock /
  *   srq->rq.lock -> cq->lock
  *   pool xarray locks are leaves.
+ *   No consumer handler (comp_handler, event handlers) runs under any of
+ *   them: the engine notes what is due, sroce_qp_deliver_events() calls.
  */
 #ifndef SROCE_H
 #define SROCE_H
@@ -309,6 +312,8 @@ struct sroce_pd {
  *          IB_CQ_NEXT_COMP)
  * @overflow: set once a completion was lost; the CQ is then in error
  *            (IBA 11.4.2.1: CQ overrun is an affiliated asynchronous error)
+ * @notify_due: a completion matched @notify: comp_handler is to be called
+ * @err_due: the overrun is to be reported (IB_EVENT_CQ_ERR)
  * @ghosts: what the completions of destroyed QPs point to (struct
  *          sroce_ghost, for @queue), freed with the CQ
  * @ring: a mapped CQ (sroce-abi.h): the ring user space polls
@@ -325,6 +330,8 @@ struct sroce_cq {
 	u32 tail;
 	u32 notify;
 	bool overflow;
+	bool notify_due;
+	bool err_due;
 	struct list_head ghosts;
 	struct sroce_cq_ring *ring;
 	u64 *ts;
@@ -563,6 +570,7 @@ struct sroce_srq {
 	struct ib_srq ibsrq;
 	struct sroce_queue rq;
 	u32 limit;			/* IB_SRQ_LIMIT, armed when non-zero */
+	bool limit_due;			/* IB_EVENT_SRQ_LIMIT_REACHED to deliver */
 };
 
 /**
@@ -913,6 +921,39 @@ sroce_sq_wqe(struct sroce_qp *qp, u32 idx)
 	return sroce_queue_slot(&qp->sq, idx);
 }
 
+/**
+ * sroce_sq_next_sent - the next WQE sent and not answered yet, in SQ order
+ * @qp: the QP, with qp->lock held
+ * @idx: the SQ index to look from; set to the WQE's
+ *
+ * WQEs done are passed over; the first one not sent yet ends the walk
+ * (none after it was sent either).  Up to the tail: after a retry, WQEs
+ * past the requester's index were sent too.
+ *
+ * Return: the WQE, or NULL.
+ */
+static inline struct sroce_send_wqe *
+sroce_sq_next_sent(struct sroce_qp *qp, u32 *idx)
+{
+	for (; *idx != READ_ONCE(qp->sq.tail); (*idx)++) {
+		struct sroce_send_wqe *wqe = sroce_sq_wqe(qp, *idx);
+
+		if (wqe->state == SROCE_WQE_POSTED)
+			return NULL;
+		if (wqe->state == SROCE_WQE_PENDING)
+			return wqe;
+	}
+	return NULL;
+}
+
+/* A send WQE is finished with @status; it completes in SQ order (comp.c). */
+static inline void sroce_wqe_done(struct sroce_send_wqe *wqe,
+				  enum ib_wc_status status)
+{
+	wqe->status = status;
+	wqe->state = SROCE_WQE_DONE;
+}
+
 /* main.c */
 int sroce_add_link(const char *ibdev_name, struct net_device *ndev);
 void sroce_forget_device(struct sroce_dev *sdev);
@@ -1013,6 +1054,7 @@ int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int sroce_cq_complete(struct sroce_cq *cq, const struct ib_wc *wc,
 		      bool solicited);
+void sroce_cq_deliver(struct sroce_cq *cq);
 void sroce_cq_forget_qp(struct sroce_cq *cq, struct sroce_qp *qp);
 
 /* qp.c */
@@ -1023,6 +1065,8 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+void sroce_qp_error(struct sroce_qp *qp);
+void sroce_qp_deliver_events(struct sroce_qp *qp);
 
 /* mcast.c - multicast groups */
 int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid);
@@ -1053,8 +1097,13 @@ void sroce_net_put(struct sroce_net *sn);
 int sroce_netns_init(void);
 void sroce_netns_exit(void);
 
-/* net.c - RoCEv2 packets in and out */
+/* rcv.c - RoCEv2 packets in */
 int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb);
+int sroce_loop_queue(struct sk_buff *skb);
+void sroce_loop_init(void);
+void sroce_loop_exit(void);
+
+/* net.c - RoCEv2 packets out, ICRC */
 int sroce_net_init(void);
 void sroce_net_exit(void);
 u16 sroce_src_port(u32 qpn);
@@ -1099,6 +1148,9 @@ u32 sroce_sq_take(struct sroce_qp *qp, int budget);
 bool sroce_sq_idle(struct sroce_qp *qp);
 
 /* req.c - requester */
+#define SROCE_REQ_BUDGET	64	/* packets per run of the requester */
+int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
 bool sroce_req_run(struct sroce_qp *qp, int budget);
 void sroce_req_rewind(struct sroce_qp *qp);
 void sroce_req_catch_up(struct sroce_qp *qp);
@@ -1117,9 +1169,6 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 void sroce_comp_run(struct sroce_qp *qp);
 void sroce_comp_arm(struct sroce_qp *qp);
 void sroce_wqe_release(struct sroce_send_wqe *wqe);
-enum ib_wc_status sroce_local_op(struct sroce_qp *qp,
-				 struct sroce_send_wqe *wqe);
-enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key, bool remote);
 
 /* window.c - RC window control */
 /*
@@ -1152,8 +1201,6 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 /* post.c */
 int sroce_queue_init(struct sroce_queue *q, u32 size, u32 stride, u32 max_sge);
 void sroce_queue_free(struct sroce_queue *q);
-int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		    const struct ib_send_wr **bad_wr);
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
 int sroce_queue_post_recv(struct sroce_queue *q, const struct ib_recv_wr *wr,
@@ -1162,10 +1209,6 @@ void sroce_qp_flush(struct sroce_qp *qp);
 void sroce_flush_wr(struct sroce_qp *qp, struct ib_cq *ibcq, u64 wr_id,
 		    bool recv);
 void sroce_uring_doorbell_err(struct sroce_qp *qp);
-
-/* qp.c */
-void sroce_qp_error(struct sroce_qp *qp);
-void sroce_qp_deliver_events(struct sroce_qp *qp);
 
 /* mr.c */
 struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access);
@@ -1183,6 +1226,9 @@ struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev, int access,
 				enum sroce_mr_kind kind);
 void sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr);
 void sroce_mr_abort(struct sroce_dev *sdev, struct sroce_mr *mr);
+enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp,
+				    const struct sroce_send_wqe *wqe);
+enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key, bool remote);
 
 /* mw.c */
 int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce receive path: RoCEv2 packets in (IBA annex A17, 9.6).
+ *
+ * A packet arrives on the UDP 4791 socket of its namespace (netns.c), or,
+ * sent to a local address, from the loopback queue below.  Either way it
+ * finds its device by the netdev it came in on, is checked (headers,
+ * ICRC, QP, the QP's transport and state: IBA 9.6.1) and goes to the
+ * responder (requests) or the completer (responses) of its QP, holding a
+ * reference on the QP for that time.  Anything malformed is dropped and
+ * counted, never trusted.
+ */
+#include <linux/if_vlan.h>
+#include <linux/inetdevice.h>
+#include <net/addrconf.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/udp.h>
+
+#include "sroce.h"
+#include "trace.h"
+
+/*
+ * Loopback: packets to a local address are queued here and received by
+ * one work item in order, instead of through lo, whose per-CPU backlogs
+ * would reorder a QP's packets (sent from whichever CPU runs the QP).
+ */
+static struct sk_buff_head sroce_loop_q;
+/* Packets waiting for the loopback work item, at most (a txqueuelen). */
+#define SROCE_LOOP_QLEN		4096
+static struct work_struct sroce_loop_work;
+
+/*
+ * The sroce device a packet is for: the one on the netdev it came in on,
+ * or, for looped-back packets, the one whose netdev owns the destination
+ * address.  Takes a reference on the ib_device (ib_device_put()).
+ */
+static struct sroce_dev *sroce_rcv_dev(struct sk_buff *skb, bool ipv4)
+{
+	struct net_device *ndev = skb->dev;
+	struct ib_device *ibdev;
+
+	if (ndev->flags & IFF_LOOPBACK) {
+		/* IPv6 disabled: its address lists do not exist. */
+		if (!ipv4 && !ipv6_mod_enabled())
+			return NULL;
+		if (ipv4)
+			ndev = __ip_dev_find(dev_net(ndev), ip_hdr(skb)->daddr,
+					     false);
+		else
+			ndev = ipv6_dev_find(dev_net(ndev),
+					     &ipv6_hdr(skb)->daddr, NULL);
+		if (!ndev)
+			return NULL;
+	}
+	/* A VLAN device over the bound netdev: its GIDs are the device's. */
+	while (is_vlan_dev(ndev))
+		ndev = vlan_dev_real_dev(ndev);
+	ibdev = ib_device_get_by_netdev(ndev, SROCE_DRIVER_ID);
+	return ibdev ? to_sdev(ibdev) : NULL;
+}
+
+/* Parse and check the transport headers (IBA 9.6.1 packet checks). */
+static int sroce_parse(struct sroce_pkt *pkt, u32 len)
+{
+	u8 tp = sroce_opcode_tp(pkt->bth->opcode);
+	u32 hlen;
+
+	pkt->opcode = pkt->bth->opcode;
+	pkt->info = sroce_op_info(pkt->opcode);
+	if (!(pkt->info & SROCE_F_VALID))
+		return -EINVAL;
+	if (tp == IB_OPCODE_UD) {
+		/* UD knows SEND_ONLY and SEND_ONLY_IMM only (IBA 9.2.1) */
+		u8 op = sroce_opcode_op(pkt->opcode);
+
+		if (op != IB_OPCODE_SEND_ONLY &&
+		    op != IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE)
+			return -EINVAL;
+		pkt->info |= SROCE_H_DETH;
+	} else if (tp == IB_OPCODE_UC) {
+		if (!(pkt->info & (SROCE_F_SEND | SROCE_F_WRITE)) ||
+		    (pkt->info & SROCE_H_IETH))
+			return -EINVAL;
+	} else if (tp != IB_OPCODE_RC) {
+		return -EINVAL;
+	}
+	if ((pkt->bth->flags & SROCE_BTH_TVER_MASK) != 0)
+		return -EINVAL;
+	pkt->pad = (pkt->bth->flags & SROCE_BTH_PAD_MASK) >>
+		   SROCE_BTH_PAD_SHIFT;
+	hlen = sizeof(struct sroce_bth) + sroce_ext_len(pkt->info);
+	if (len < hlen + pkt->pad + SROCE_ICRC_LEN)
+		return -EINVAL;
+	pkt->paylen = len - hlen - pkt->pad - SROCE_ICRC_LEN;
+	if (pkt->paylen && !(pkt->info & SROCE_F_PAYLOAD))
+		return -EINVAL;
+	pkt->ext = pkt->hdr + sizeof(struct sroce_bth);
+	pkt->payload = pkt->hdr + hlen;
+	pkt->qpn = be32_to_cpu(pkt->bth->qpn) & SROCE_QPN_MASK;
+	pkt->psn = be32_to_cpu(pkt->bth->apsn) & SROCE_PSN_MASK;
+	pkt->ackreq = !!(be32_to_cpu(pkt->bth->apsn) & SROCE_BTH_ACKREQ);
+	return 0;
+}
+
+/* Is a packet of this transport for this QP type (IBA 9.6.1.2)? */
+static bool sroce_qp_takes(struct sroce_qp *qp, u8 opcode)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		return sroce_opcode_tp(opcode) == IB_OPCODE_RC;
+	case IB_QPT_UC:
+		return sroce_opcode_tp(opcode) == IB_OPCODE_UC;
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		return sroce_opcode_tp(opcode) == IB_OPCODE_UD;
+	default:
+		return false;
+	}
+}
+
+static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
+{
+	struct udphdr *uh;
+	struct sroce_pkt pkt = { .sdev = sdev, .skb = skb };
+	enum ib_qp_state state;
+	u32 len;
+
+	sroce_count(sdev, SROCE_CNT_RX_PKTS);
+	/*
+	 * Parsing, the ICRC and the copies read the packet as one buffer:
+	 * from the wire, and from our own loopback queue, where a zero-copy
+	 * payload is in page fragments.
+	 */
+	if (skb_linearize(skb))
+		goto bad_hdr;
+	uh = udp_hdr(skb);
+	len = ntohs(uh->len);
+	if (len < sizeof(*uh) + sizeof(struct sroce_bth) + SROCE_ICRC_LEN ||
+	    len > skb->len - ((u8 *)uh - skb->data))
+		goto bad_hdr;
+	len -= sizeof(*uh);
+	pkt.hdr = (u8 *)(uh + 1);
+	if (sroce_parse(&pkt, len))
+		goto bad_hdr;
+
+	if (sroce_icrc(skb_network_header(skb), ipv4, pkt.hdr,
+		       len - SROCE_ICRC_LEN) !=
+	    get_unaligned_le32(pkt.hdr + len - SROCE_ICRC_LEN)) {
+		sroce_count(sdev, SROCE_CNT_RX_BAD_ICRC);
+		goto drop;
+	}
+	/*
+	 * IBA 9.6.1.1: the P_Key must match one of the port's: ours is the
+	 * default partition only (full member), so a packet of the default
+	 * partition, full or limited member, is accepted.
+	 */
+	if ((be16_to_cpu(pkt.bth->pkey) & IB_DEFAULT_PKEY_PARTIAL) !=
+	    IB_DEFAULT_PKEY_PARTIAL) {
+		sroce_count(sdev, SROCE_CNT_RX_BAD_PKEY);
+		goto drop;
+	}
+	trace_sroce_rcv(sdev, &pkt);
+
+	pkt.ipv4 = ipv4;
+	if (ipv4) {
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr,
+				       (struct in6_addr *)&pkt.sgid);
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
+				       (struct in6_addr *)&pkt.dgid);
+	} else {
+		memcpy(&pkt.sgid, &ipv6_hdr(skb)->saddr, 16);
+		memcpy(&pkt.dgid, &ipv6_hdr(skb)->daddr, 16);
+	}
+	pkt.sport = ntohs(uh->source);
+
+	if (pkt.qpn == SROCE_QPN_MCAST) {
+		/* IBA 10.5: a UD send to a group goes to all its QPs. */
+		if (sroce_opcode_tp(pkt.opcode) != IB_OPCODE_UD ||
+		    !sroce_mcast_rcv(&pkt))
+			sroce_count(sdev, SROCE_CNT_RX_NO_QP);
+		consume_skb(skb);
+		return;
+	}
+	pkt.qp = sroce_qp_get(sdev, pkt.qpn);
+	if (!pkt.qp) {
+		sroce_count(sdev, SROCE_CNT_RX_NO_QP);
+		goto drop;
+	}
+	/* Pairs with modify_qp's release: the attributes are visible. */
+	state = smp_load_acquire(&pkt.qp->state);
+	if (!sroce_qp_takes(pkt.qp, pkt.opcode) || state < IB_QPS_RTR ||
+	    state == IB_QPS_ERR) {
+		/* IBA 10.3.1: RESET and INIT QPs silently drop packets. */
+		sroce_count(sdev, SROCE_CNT_RX_BAD_STATE);
+		goto put;
+	}
+	if (pkt.info & SROCE_F_RESP)
+		sroce_comp_rcv(pkt.qp, &pkt);
+	else
+		sroce_resp_rcv(pkt.qp, &pkt);
+put:
+	sroce_qp_put(pkt.qp);
+	consume_skb(skb);
+	return;
+bad_hdr:
+	sroce_count(sdev, SROCE_CNT_RX_BAD_HDR);
+drop:
+	kfree_skb(skb);
+}
+
+/* The receive hook of the RoCEv2 sockets (netns.c), in softirq. */
+int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	bool ipv4 = ip_hdr(skb)->version == 4;
+	struct sroce_dev *sdev;
+
+	sdev = sroce_rcv_dev(skb, ipv4);
+	if (!sdev) {
+		kfree_skb(skb);
+		return 0;
+	}
+	/*
+	 * A device receives in its own namespace only; another one's socket
+	 * sees it when its netdev just moved there (the device is being
+	 * unregistered) or through a VLAN device moved there.
+	 */
+	if (net_eq(sock_net(sk), sdev->sn->net))
+		sroce_rcv(sdev, skb, ipv4);
+	else
+		kfree_skb(skb);
+	ib_device_put(&sdev->ibdev);
+	return 0;
+}
+
+/* Looped-back packets handled per run of the work item, at most. */
+#define SROCE_LOOP_BUDGET	256
+
+static void sroce_loop_work_fn(struct work_struct *work)
+{
+	struct sk_buff *skb;
+	int n = 0;
+
+	/*
+	 * Bounded: every packet handled may queue new ones (ACKs, the next
+	 * requests), so one run could last as long as the traffic; the work
+	 * item queues itself again instead, and flushes of sroce_wq end.
+	 */
+	while (n < SROCE_LOOP_BUDGET && (skb = skb_dequeue(&sroce_loop_q))) {
+		bool ipv4 = ip_hdr(skb)->version == 4;
+		struct sroce_dev *sdev;
+
+		local_bh_disable();
+		rcu_read_lock();
+		sdev = sroce_rcv_dev(skb, ipv4);
+		if (sdev) {
+			sroce_rcv(sdev, skb, ipv4);
+			ib_device_put(&sdev->ibdev);
+		} else {
+			kfree_skb(skb);
+		}
+		rcu_read_unlock();
+		local_bh_enable();
+		if (++n % 64 == 0)
+			cond_resched();
+	}
+	if (!skb_queue_empty(&sroce_loop_q))
+		queue_work(sroce_wq, &sroce_loop_work);
+}
+
+/**
+ * sroce_loop_queue - receive a finished packet sent to a local address
+ * @skb: the packet, IP header on; consumed
+ *
+ * Bounded like a device queue: a sender faster than the work item loses
+ * packets (recovered as losses on the wire).
+ *
+ * Return: 0, or -ENOBUFS (the packet was dropped).
+ */
+int sroce_loop_queue(struct sk_buff *skb)
+{
+	if (skb_queue_len(&sroce_loop_q) >= SROCE_LOOP_QLEN) {
+		kfree_skb(skb);
+		return -ENOBUFS;
+	}
+	skb_queue_tail(&sroce_loop_q, skb);
+	queue_work(sroce_wq, &sroce_loop_work);
+	return 0;
+}
+
+void sroce_loop_init(void)
+{
+	skb_queue_head_init(&sroce_loop_q);
+	INIT_WORK(&sroce_loop_work, sroce_loop_work_fn);
+}
+
+/* No device is left, so nothing queues packets any more. */
+void sroce_loop_exit(void)
+{
+	cancel_work_sync(&sroce_loop_work);
+	skb_queue_purge(&sroce_loop_q);
+}
