@@ -26,6 +26,28 @@
 
 #include "verbs_provider.h"
 
+/*
+ * The kernel ABI (sroce-abi.h): sroce.ko and this library must agree on
+ * these structures byte for byte, the commands and responses as well as
+ * the mapped rings and their entries (of those with a flexible array, the
+ * part before it).  A size that changes here is an ABI change: it needs
+ * the kernel's side changed with it and a new SROCE_ABI_VERSION.  A CQ
+ * ring holds struct ib_uverbs_wc, an SQ or RQ entry struct ib_uverbs_sge:
+ * their sizes are part of the rings' layout too.
+ */
+_Static_assert(sizeof(struct sroce_create_cq_cmd) == 8, "kernel ABI");
+_Static_assert(sizeof(struct sroce_create_cq_resp) == 16, "kernel ABI");
+_Static_assert(sizeof(struct sroce_create_qp_cmd) == 8, "kernel ABI");
+_Static_assert(sizeof(struct sroce_create_qp_resp) == 40, "kernel ABI");
+_Static_assert(sizeof(struct sroce_create_srq_cmd) == 8, "kernel ABI");
+_Static_assert(sizeof(struct sroce_create_srq_resp) == 24, "kernel ABI");
+_Static_assert(sizeof(struct sroce_cq_ring) == 128, "kernel ABI");
+_Static_assert(sizeof(struct sroce_wq_ring) == 128, "kernel ABI");
+_Static_assert(sizeof(struct sroce_send_uwqe) == 56, "kernel ABI");
+_Static_assert(sizeof(struct sroce_recv_uwqe) == 16, "kernel ABI");
+_Static_assert(sizeof(struct ib_uverbs_wc) == 48, "kernel ABI");
+_Static_assert(sizeof(struct ib_uverbs_sge) == 16, "kernel ABI");
+
 struct sroce_device {
 	struct verbs_device vdev;
 };
@@ -36,7 +58,6 @@ struct sroce_context {
 
 struct sroce_cq {
 	struct verbs_cq vcq;
-	uint32_t flags;			/* enum sroce_queue_flags */
 	/* A mapped CQ: the ring, its size, and what we consumed. */
 	struct sroce_cq_ring *ring;
 	uint64_t *ts;			/* completion timestamps, or NULL */
@@ -48,12 +69,6 @@ struct sroce_cq {
 	/* ibv_start_poll(): the completion the read_* calls return. */
 	struct ibv_wc cur;
 };
-
-static inline struct sroce_cq *to_scq(struct ibv_cq *ibcq)
-{
-	return (struct sroce_cq *)((char *)ibcq -
-		offsetof(struct sroce_cq, vcq.cq));
-}
 
 /*
  * The ibv_wr_* work-request API (ibv_qp_ex): WRs are built here between
@@ -91,40 +106,54 @@ struct sroce_qp {
 	 * itself (SQE, Error) are handled there, through the doorbell.
 	 */
 	enum ibv_qp_state state;
-	uint64_t send_ops;
 	struct sroce_wr *wrs;		/* the batch being built */
 	unsigned int nwr;
 	unsigned int max_wr;
 	int err;			/* the first error of the batch */
 };
 
-static inline struct sroce_qp *qpx_to_sqp(struct ibv_qp_ex *qpx)
-{
-	return (struct sroce_qp *)((char *)qpx -
-		offsetof(struct sroce_qp, vqp.qp_ex));
-}
-
 struct sroce_srq {
 	struct ibv_srq srq;
 	struct sroce_wq rq;
 };
 
-static inline struct sroce_qp *to_sqp(struct ibv_qp *ibqp)
-{
-	return (struct sroce_qp *)((char *)ibqp -
-		offsetof(struct sroce_qp, vqp.qp));
-}
+/* From the object libibverbs hands us to ours, which contains it. */
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
 
-static inline struct sroce_srq *to_ssrq(struct ibv_srq *ibsrq)
+static inline struct sroce_device *to_sdev(struct verbs_device *vdev)
 {
-	return (struct sroce_srq *)((char *)ibsrq -
-		offsetof(struct sroce_srq, srq));
+	return container_of(vdev, struct sroce_device, vdev);
 }
 
 static inline struct sroce_context *to_sctx(struct ibv_context *ibctx)
 {
-	return (struct sroce_context *)((char *)ibctx -
-		offsetof(struct sroce_context, vctx.context));
+	return container_of(ibctx, struct sroce_context, vctx.context);
+}
+
+static inline struct sroce_cq *to_scq(struct ibv_cq *ibcq)
+{
+	return container_of(ibcq, struct sroce_cq, vcq.cq);
+}
+
+static inline struct sroce_cq *cqx_to_scq(struct ibv_cq_ex *cqx)
+{
+	return container_of(cqx, struct sroce_cq, vcq.cq_ex);
+}
+
+static inline struct sroce_qp *to_sqp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct sroce_qp, vqp.qp);
+}
+
+static inline struct sroce_qp *qpx_to_sqp(struct ibv_qp_ex *qpx)
+{
+	return container_of(qpx, struct sroce_qp, vqp.qp_ex);
+}
+
+static inline struct sroce_srq *to_ssrq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct sroce_srq, srq);
 }
 
 /* Commands and responses: the core one, then ours. */
@@ -421,13 +450,10 @@ static void sroce_cq_free(struct sroce_cq *cq)
 static int sroce_cq_ready(struct ibv_context *ctx, struct sroce_cq *cq,
 			  int err, const struct sroce_create_cq_resp *drv)
 {
-	if (!err) {
-		cq->flags = drv->flags;
-		if (cq->flags & SROCE_MAPPED) {
-			err = sroce_cq_map(ctx, cq, drv);
-			if (err)
-				ibv_cmd_destroy_cq(&cq->vcq.cq);
-		}
+	if (!err && (drv->flags & SROCE_MAPPED)) {
+		err = sroce_cq_map(ctx, cq, drv);
+		if (err)
+			ibv_cmd_destroy_cq(&cq->vcq.cq);
 	}
 	if (err) {
 		sroce_cq_free(cq);
@@ -537,11 +563,6 @@ static int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 			IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP | \
 			IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL | \
 			IBV_WC_EX_WITH_DLID_PATH_BITS | SROCE_WC_TS)
-
-static inline struct sroce_cq *cqx_to_scq(struct ibv_cq_ex *cqx)
-{
-	return to_scq(ibv_cq_ex_to_cq(cqx));
-}
 
 /* Make the next completion current; ENOENT if there is none. */
 static int sroce_cq_take(struct sroce_cq *cq)
@@ -1408,7 +1429,6 @@ static int sroce_qp_ex_init(struct sroce_qp *qp,
 	qp->wrs = calloc(qp->max_wr, sizeof(*qp->wrs));
 	if (!qp->wrs)
 		return ENOMEM;
-	qp->send_ops = attr->send_ops_flags;
 	qpx->wr_start = sroce_wr_start;
 	qpx->wr_complete = sroce_wr_complete;
 	qpx->wr_abort = sroce_wr_abort;
@@ -1776,7 +1796,7 @@ static struct verbs_device *sroce_alloc_device(struct verbs_sysfs_dev *sdev)
 
 static void sroce_uninit_device(struct verbs_device *vdev)
 {
-	free((struct sroce_device *)vdev);
+	free(to_sdev(vdev));
 }
 
 static const struct verbs_match_ent sroce_match_table[] = {
