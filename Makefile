@@ -85,15 +85,15 @@ provider: $(PROVIDER) $(BUILD)/tests/sroce_objects $(BUILD)/tests/sroce_integrit
 	$(BUILD)/tests/sroce_orphan
 
 # User-space test programs (libibverbs), run inside the VMs.
-$(BUILD)/tests/sroce_objects: tests/user/objects.c tests/user/common.h
+$(BUILD)/tests/sroce_objects: tests/user/objects.c tests/user/common.h tests/user/tap.h
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
 
-$(BUILD)/tests/sroce_integrity: tests/user/integrity.c
+$(BUILD)/tests/sroce_integrity: tests/user/integrity.c tests/user/tap.h
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
 
-$(BUILD)/tests/sroce_orphan: tests/user/orphan.c tests/user/common.h
+$(BUILD)/tests/sroce_orphan: tests/user/orphan.c tests/user/common.h tests/user/tap.h
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
 
@@ -101,7 +101,7 @@ $(BUILD)/tests/sroce_wire_target: tests/user/wire-target.c
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
 
-$(BUILD)/tests/sroce_hostile: tests/user/hostile.c include/uapi/rdma/sroce-abi.h
+$(BUILD)/tests/sroce_hostile: tests/user/hostile.c tests/user/tap.h include/uapi/rdma/sroce-abi.h
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(PROVIDER_CFLAGS) -Iinclude/uapi -o $@ $< -libverbs -lpthread
 

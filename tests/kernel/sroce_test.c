@@ -1666,11 +1666,56 @@ out_buf:
 	kfree(buf);
 }
 
+/* The cases that want a CQ of their own beside the PD. */
+static void sroce_test_with_cq(struct sroce_test *t, struct ib_pd *pd,
+			       void (*run)(struct sroce_test *t,
+					   struct ib_pd *pd, struct ib_cq *cq))
+{
+	struct ib_cq *cq = ib_alloc_cq(t->dev, t, 64, 0, IB_POLL_DIRECT);
+
+	sroce_test_ptr(t, cq, "ib_alloc_cq");
+	if (IS_ERR(cq))
+		return;
+	run(t, pd, cq);
+	ib_free_cq(cq);
+}
+
+static void sroce_test_case_limits(struct sroce_test *t, struct ib_pd *pd,
+				   int sgid_index)
+{
+	sroce_test_with_cq(t, pd, sroce_test_limits);
+}
+
+static void sroce_test_case_srq(struct sroce_test *t, struct ib_pd *pd,
+				int sgid_index)
+{
+	sroce_test_with_cq(t, pd, sroce_test_srq);
+}
+
+/*
+ * The areas, in order.  Each makes and frees its own objects on the
+ * shared PD, so a failure in one is reported and the next still runs.
+ */
+static const struct sroce_test_case {
+	const char *name;
+	void (*run)(struct sroce_test *t, struct ib_pd *pd, int sgid_index);
+} sroce_test_cases[] = {
+	{ "device and object limits", sroce_test_case_limits },
+	{ "shared receive queues", sroce_test_case_srq },
+	{ "objects filled to the device limits", sroce_test_fills },
+	{ "QP state machine", sroce_test_qp_states },
+	{ "completion queues", sroce_test_cq },
+	{ "memory regions and address handles", sroce_test_mr_ah },
+	{ "RC data transfer", sroce_test_data },
+	{ "queue shapes", sroce_test_shape },
+	{ "UD and Q_Keys", sroce_test_ud },
+};
+
 static void sroce_test_run(struct sroce_test *t)
 {
-	struct ib_cq *cq;
-	struct ib_pd *pd;
 	int sgid_index = sroce_test_sgid_index(t->dev);
+	struct ib_pd *pd;
+	unsigned int i;
 
 	t->len += scnprintf(t->buf, SROCE_TEST_BUF, "KTAP version 1\n");
 	pd = ib_alloc_pd(t->dev, 0);
@@ -1679,20 +1724,11 @@ static void sroce_test_run(struct sroce_test *t)
 		goto out;
 	sroce_test_ok(t, pd->local_dma_lkey == t->dev->local_dma_lkey ||
 		      pd->__internal_mr, "PD has a local DMA lkey");
-	cq = ib_alloc_cq(t->dev, t, 64, 0, IB_POLL_DIRECT);
-	sroce_test_ptr(t, cq, "ib_alloc_cq");
-	if (!IS_ERR(cq)) {
-		sroce_test_limits(t, pd, cq);
-		sroce_test_srq(t, pd, cq);
-		ib_free_cq(cq);
+	for (i = 0; i < ARRAY_SIZE(sroce_test_cases); i++) {
+		t->len += scnprintf(t->buf + t->len, SROCE_TEST_BUF - t->len,
+				    "# %s\n", sroce_test_cases[i].name);
+		sroce_test_cases[i].run(t, pd, sgid_index);
 	}
-	sroce_test_fills(t, pd, sgid_index);
-	sroce_test_qp_states(t, pd, sgid_index);
-	sroce_test_cq(t, pd, sgid_index);
-	sroce_test_mr_ah(t, pd, sgid_index);
-	sroce_test_data(t, pd, sgid_index);
-	sroce_test_shape(t, pd, sgid_index);
-	sroce_test_ud(t, pd, sgid_index);
 	ib_dealloc_pd(pd);
 out:
 	t->len += scnprintf(t->buf + t->len, SROCE_TEST_BUF - t->len,

@@ -130,6 +130,18 @@ vm_get() {	# vm_get NAME [SECONDS]: wait for a value put by another VM
 	cat "$SHARED/val.$1"
 }
 
+dmesg_has() { dmesg | grep -q -- "$1"; }
+
+# unload_check: every script's last step.  rmmod sroce (unless a step
+# before did), whose exit reports each object type still live ("sroce:
+# leak", which also fails the run's kernel log check in tools/vm/run).
+unload_check() {
+	if [ -d /sys/module/sroce ]; then
+		check "rmmod sroce" rmmod sroce
+	fi
+	check "no leak reported at unload" not dmesg_has "sroce: leak"
+}
+
 tap_done() {
 	echo "1..$_tap_n"
 	[ "$_tap_fail" -eq 0 ]

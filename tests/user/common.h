@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * What the libibverbs test programs share (objects.c, orphan.c): TAP
- * output, the device's IPv4 RoCE v2 GID, and an RC QP brought to RTS.
+ * output (tap.h), the device's IPv4 RoCE v2 GID, and an RC QP brought to
+ * RTS.
  * Each program includes it once.
  */
 #ifndef SROCE_TEST_COMMON_H
@@ -13,23 +14,7 @@
 #include <string.h>
 #include <infiniband/verbs.h>
 
-static int tap_n, tap_failed;
-
-static inline void ok(int cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static inline void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!cond)
-		tap_failed++;
-}
+#include "tap.h"
 
 /* The first RoCE v2 GID with an IPv4 address. */
 static inline int find_gid(struct ibv_context *ctx, union ibv_gid *gid)

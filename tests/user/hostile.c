@@ -58,6 +58,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/sroce-abi.h>
 
+#include "tap.h"
+
 #define SQ_DEPTH	16
 #define RQ_DEPTH	32
 #define MAX_SEND_SGE	4
@@ -1992,25 +1994,6 @@ out:
 /* ---------------------------------------------------------------------- */
 /* The parent: one child per case, results relayed as TAP. */
 
-static int tap_n, tap_failed;
-
-static void tap(int cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void tap(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!cond)
-		tap_failed++;
-}
-
 static void child(void (*fn)(struct dev *), char letter)
 {
 	struct dev d;
@@ -2574,6 +2557,5 @@ int main(int argc, char **argv)
 				break;
 		}
 	}
-	printf("1..%d\n", tap_n);
-	return tap_failed ? 1 : 0;
+	return tap_end();
 }

@@ -26,6 +26,8 @@
 #include <infiniband/verbs.h>
 #include <sys/socket.h>
 
+#include "tap.h"
+
 #define REGION		(4u << 20)	/* each of src, dst, target */
 #define MAX_MSG		((1u << 20) + 3)
 #define TIMEOUT_S	60
@@ -48,28 +50,10 @@ static struct ibv_mr *mr;
 static uint8_t *buf;		/* src | dst | target */
 static struct peer me, them;
 static int ctl;			/* the TCP control connection */
-static int tap_n, tap_failed;
 
 #define SRC	(buf)
 #define DST	(buf + REGION)
 #define TGT	(buf + 2 * REGION)
-
-static void ok(int cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!cond)
-		tap_failed++;
-}
 
 static void die(const char *what)
 {
@@ -383,14 +367,14 @@ static void round_trip(uint32_t len, unsigned int r)
 	good = !post_send(IBV_WR_RDMA_WRITE, SRC + soff, len, them.addr + roff,
 			  0, 0, 0) &&
 	       ask_ok("CHECK %u %u %u", seed, roff, len);
-	ok(good, "RDMA WRITE %u bytes (round %u)", len, r);
+	tap(good, "RDMA WRITE %u bytes (round %u)", len, r);
 
 	/* RDMA READ it back into a different, unaligned place. */
 	memset(DST, 0, len + 64);
 	good = !post_send(IBV_WR_RDMA_READ, DST + roff, len, them.addr + roff,
 			  0, 0, 0);
 	bad = verify(DST + roff, seed, len);
-	ok(good && bad < 0 && DST[roff + len] == 0,
+	tap(good && bad < 0 && DST[roff + len] == 0,
 	   "RDMA READ %u bytes (round %u)%s", len, r,
 	   bad >= 0 ? ": data differs" : "");
 
@@ -400,7 +384,7 @@ static void round_trip(uint32_t len, unsigned int r)
 	good = ask_ok("RECV %u %u", roff, len) &&
 	       !post_send(IBV_WR_SEND, SRC + soff, len, 0, 0, 0, 0) &&
 	       ask_ok("GOT %u %u %u %u", seed, roff, len, ~0u);
-	ok(good, "SEND %u bytes (round %u)", len, r);
+	tap(good, "SEND %u bytes (round %u)", len, r);
 
 	/* WRITE with immediate: data and a receive completion. */
 	seed++;
@@ -409,7 +393,7 @@ static void round_trip(uint32_t len, unsigned int r)
 	       !post_send(IBV_WR_RDMA_WRITE_WITH_IMM, SRC + soff, len,
 			  them.addr + roff, 0, 0, seed) &&
 	       ask_ok("GOT %u %u %u %u", seed, roff, len, seed);
-	ok(good, "RDMA WRITE with immediate %u bytes (round %u)", len, r);
+	tap(good, "RDMA WRITE with immediate %u bytes (round %u)", len, r);
 }
 
 static void atomics(unsigned int rounds)
@@ -432,7 +416,7 @@ static void atomics(unsigned int rounds)
 	say("WORD 64");
 	hear(line, sizeof(line));
 	v = strtoull(line, NULL, 10);
-	ok(good && v == expect, "FETCH_ADD x%u: returned values and result %llu",
+	tap(good && v == expect, "FETCH_ADD x%u: returned values and result %llu",
 	   rounds * 8, (unsigned long long)v);
 
 	good = !post_send(IBV_WR_ATOMIC_CMP_AND_SWP, SRC, 8, them.addr + 64,
@@ -441,7 +425,7 @@ static void atomics(unsigned int rounds)
 			   expect, 42, 0) && *res == expect;	/* swap */
 	say("WORD 64");
 	hear(line, sizeof(line));
-	ok(good && strtoull(line, NULL, 10) == 42,
+	tap(good && strtoull(line, NULL, 10) == 42,
 	   "CMP_AND_SWP: compare fails, then swaps");
 }
 
@@ -510,11 +494,10 @@ int main(int argc, char **argv)
 			round_trip(sizes[i], r);
 	atomics(rounds);
 	say("BYE");
-	printf("1..%d\n", tap_n);
 	ibv_destroy_qp(qp);
 	ibv_dereg_mr(mr);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
-	return tap_failed ? 1 : 0;
+	return tap_end();
 }

@@ -90,10 +90,10 @@ static void qp_ex_masks(struct ibv_context *ctx, struct ibv_pd *pd,
 		errno = 0;
 		qp = ibv_create_qp_ex(ctx, &a);
 		if (!cases[i].err)
-			ok(qp != NULL, "ibv_create_qp_ex with %s (%d)",
+			tap(qp != NULL, "ibv_create_qp_ex with %s (%d)",
 			   cases[i].what, errno);
 		else
-			ok(!qp && errno == cases[i].err,
+			tap(!qp && errno == cases[i].err,
 			   "ibv_create_qp_ex with %s: %s (%d)", cases[i].what,
 			   strerror(cases[i].err), errno);
 		if (qp)
@@ -144,34 +144,34 @@ static void cq_ex(struct ibv_context *ctx, struct ibv_pd *pd,
 	bad_ca.wc_flags |= IBV_WC_EX_WITH_CVLAN;
 	errno = 0;
 	cqx = ibv_create_cq_ex(ctx, &bad_ca);
-	ok(!cqx && errno == EOPNOTSUPP,
+	tap(!cqx && errno == EOPNOTSUPP,
 	   "ibv_create_cq_ex with VLAN fields: EOPNOTSUPP (%d)", errno);
 	bad_ca = ca;
 	bad_ca.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
 	bad_ca.flags = IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
 	errno = 0;
 	cqx = ibv_create_cq_ex(ctx, &bad_ca);
-	ok(!cqx && errno == EOPNOTSUPP,
+	tap(!cqx && errno == EOPNOTSUPP,
 	   "ibv_create_cq_ex IGNORE_OVERRUN: EOPNOTSUPP (%d)", errno);
 	cqx = ibv_create_cq_ex(ctx, &ca);
-	ok(cqx != NULL, "ibv_create_cq_ex (%d)", errno);
+	tap(cqx != NULL, "ibv_create_cq_ex (%d)", errno);
 	if (!cqx)
 		return;
 	err = ibv_start_poll(cqx, &pa);
-	ok(err == ENOENT, "ibv_start_poll of an empty CQ: ENOENT (%d)", err);
+	tap(err == ENOENT, "ibv_start_poll of an empty CQ: ENOENT (%d)", err);
 	if (!err)
 		ibv_end_poll(cqx);
 	qi.send_cq = qi.recv_cq = ibv_cq_ex_to_cq(cqx);
 	qp = ibv_create_qp(pd, &qi);
 	err = qp ? to_rts(qp, sgid, gid) : -1;
-	ok(!err, "a QP connected to itself on the extended CQ (%d)", err);
+	tap(!err, "a QP connected to itself on the extended CQ (%d)", err);
 	if (err)
 		goto out;
 	memset(buf, 0x5a, 100);
 	memset(buf + 2048, 0, 100);
 	err = ibv_post_recv(qp, &rwr, &rbad) ||
 	      ibv_post_send(qp, &swr, &sbad);
-	ok(!err, "post a receive and a WRITE WITH IMMEDIATE (%d)", err);
+	tap(!err, "post a receive and a WRITE WITH IMMEDIATE (%d)", err);
 	for (tries = 0; !err && got < 2 && tries < 5000; tries++) {
 		if (ibv_start_poll(cqx, &pa)) {
 			usleep(1000);
@@ -189,25 +189,25 @@ static void cq_ex(struct ibv_context *ctx, struct ibv_pd *pd,
 		} while (got < 2 && !ibv_next_poll(cqx));
 		ibv_end_poll(cqx);
 	}
-	ok(got == 2, "two completions polled (%d)", got);
+	tap(got == 2, "two completions polled (%d)", got);
 	if (wc[0].wr_id == 7) {	/* the receive first: send, then receive */
 		tmp = wc[0];
 		wc[0] = wc[1];
 		wc[1] = tmp;
 	}
-	ok(wc[0].wr_id == 8 && wc[0].status == IBV_WC_SUCCESS &&
+	tap(wc[0].wr_id == 8 && wc[0].status == IBV_WC_SUCCESS &&
 	   wc[0].opcode == IBV_WC_RDMA_WRITE && wc[1].wr_id == 7 &&
 	   wc[1].status == IBV_WC_SUCCESS,
 	   "both succeed: the WRITE (%d, opcode %d), the receive (%d)",
 	   wc[0].status, wc[0].opcode, wc[1].status);
-	ok(wc[1].opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc[1].len == 100 &&
+	tap(wc[1].opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc[1].len == 100 &&
 	   wc[1].imm == htonl(0x1234) && wc[1].flags == IBV_WC_WITH_IMM &&
 	   wc[1].qpn == qp->qp_num,
 	   "the receive reads opcode %d, byte_len %u, imm 0x%x, flags 0x%x, qp %u",
 	   wc[1].opcode, wc[1].len, ntohl(wc[1].imm), wc[1].flags, wc[1].qpn);
-	ok(!memcmp(buf, buf + 2048, 100), "the data arrived");
+	tap(!memcmp(buf, buf + 2048, 100), "the data arrived");
 	err = ibv_start_poll(cqx, &pa);
-	ok(err == ENOENT, "the CQ is empty again (%d)", err);
+	tap(err == ENOENT, "the CQ is empty again (%d)", err);
 	if (!err)
 		ibv_end_poll(cqx);
 	/*
@@ -238,13 +238,13 @@ static void cq_ex(struct ibv_context *ctx, struct ibv_pd *pd,
 			ibv_end_poll(cqx);
 		}
 	}
-	ok(got == 4 * 24 && !err,
+	tap(got == 4 * 24 && !err,
 	   "96 WRITEs in batches of 4 polled in order, no overrun (%d, %d)",
 	   got, err);
 out:
 	if (qp)
 		ibv_destroy_qp(qp);
-	ok(!ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), "ibv_destroy_cq of an extended CQ");
+	tap(!ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), "ibv_destroy_cq of an extended CQ");
 }
 
 static uint64_t raw_clock(struct ibv_context *ctx)
@@ -314,24 +314,24 @@ static void cq_ts(struct ibv_context *ctx, struct ibv_pd *pd,
 	int err, st[3] = { -1, -1, -1 };
 
 	err = ibv_query_device_ex(ctx, NULL, &da);
-	ok(!err && da.hca_core_clock == 1000000 &&
+	tap(!err && da.hca_core_clock == 1000000 &&
 	   da.completion_timestamp_mask == UINT64_MAX,
 	   "a 1 GHz device clock of 64 bits (%llu kHz, mask %#llx)",
 	   (unsigned long long)da.hca_core_clock,
 	   (unsigned long long)da.completion_timestamp_mask);
 	t0 = raw_clock(ctx);
-	ok(t0 != 0, "ibv_query_rt_values_ex reads the raw clock");
+	tap(t0 != 0, "ibv_query_rt_values_ex reads the raw clock");
 	errno = 0;
 	cqx = ibv_create_cq_ex(ctx, &ca);
 	if (!mapped) {
-		ok(!cqx && errno == EOPNOTSUPP,
+		tap(!cqx && errno == EOPNOTSUPP,
 		   "completion timestamps over the uverbs commands: EOPNOTSUPP (%d)",
 		   errno);
 		if (cqx)
 			ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
 		return;
 	}
-	ok(cqx != NULL, "ibv_create_cq_ex with completion timestamps (%d)",
+	tap(cqx != NULL, "ibv_create_cq_ex with completion timestamps (%d)",
 	   errno);
 	if (!cqx)
 		return;
@@ -348,14 +348,14 @@ static void cq_ts(struct ibv_context *ctx, struct ibv_pd *pd,
 	t1 = raw_clock(ctx);
 	clock_gettime(CLOCK_REALTIME, &rt);
 	now = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
-	ok(st[0] == IBV_WC_SUCCESS && st[1] == IBV_WC_SUCCESS && id[0] == 1 &&
+	tap(st[0] == IBV_WC_SUCCESS && st[1] == IBV_WC_SUCCESS && id[0] == 1 &&
 	   id[1] == 2, "two WRITEs complete on it (%d, %d)", st[0], st[1]);
-	ok(t0 < ts[0] && ts[0] + 2000000 <= ts[1] && ts[1] <= t1,
+	tap(t0 < ts[0] && ts[0] + 2000000 <= ts[1] && ts[1] <= t1,
 	   "their timestamps are in order, between two raw clock reads, 2 ms apart (%llu, +%llu, +%llu, +%llu ns)",
 	   (unsigned long long)t0, (unsigned long long)(ts[0] - t0),
 	   (unsigned long long)(ts[1] - t0), (unsigned long long)(t1 - t0));
 	/* Each read converts with the clocks' offset then: a little jitter. */
-	ok(wall[1] <= now && now - wall[1] < 5000000000ull &&
+	tap(wall[1] <= now && now - wall[1] < 5000000000ull &&
 	   llabs((long long)(wall[1] - wall[0]) - (long long)(ts[1] - ts[0])) <
 	   1000000,
 	   "the wall clock times: the system's, as far apart (%lld ns before now)",
@@ -367,12 +367,12 @@ static void cq_ts(struct ibv_context *ctx, struct ibv_pd *pd,
 	t2 = raw_clock(ctx);
 	err = err ? err : ibv_resize_cq(ibv_cq_ex_to_cq(cqx), 64);
 	st[2] = err ? -1 : poll_ts(cqx, &id[2], &ts[2], &wall[2]);
-	ok(!err && st[2] == IBV_WC_SUCCESS && id[2] == 3 && t1 < ts[2] &&
+	tap(!err && st[2] == IBV_WC_SUCCESS && id[2] == 3 && t1 < ts[2] &&
 	   ts[2] < t2, "a completion moved by ibv_resize_cq keeps its timestamp (%d, %d)",
 	   err, st[2]);
 	if (qp)
 		ibv_destroy_qp(qp);
-	ok(!ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)),
+	tap(!ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)),
 	   "ibv_destroy_cq of a CQ with timestamps");
 }
 
@@ -449,7 +449,7 @@ static void big_mr(struct ibv_device_attr *da, struct ibv_pd *pd,
 	p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
 		 MAP_NORESERVE, -1, 0);
 	if (fd < 0 || ftruncate(fd, win) || p == MAP_FAILED) {
-		ok(0, "big MR: a 2 MiB memfd and 4 GiB of address space (%d)",
+		tap(0, "big MR: a 2 MiB memfd and 4 GiB of address space (%d)",
 		   errno);
 		return;
 	}
@@ -460,7 +460,7 @@ static void big_mr(struct ibv_device_attr *da, struct ibv_pd *pd,
 	errno = 0;
 	if (mapped && pwrite(fd, want, sizeof(want), at % win) == sizeof(want))
 		big = ibv_reg_mr(pd, p, len, IBV_ACCESS_REMOTE_READ);
-	ok(big != NULL && da->max_mr_size >= len,
+	tap(big != NULL && da->max_mr_size >= len,
 	   "big MR: 4 GiB + 2 MiB registered (%d; max_mr_size %#llx)", errno,
 	   (unsigned long long)da->max_mr_size);
 	dst = ibv_reg_mr(pd, got, sizeof(got), IBV_ACCESS_LOCAL_WRITE);
@@ -469,12 +469,12 @@ static void big_mr(struct ibv_device_attr *da, struct ibv_pd *pd,
 		st = rdma_status(pd, cq, sgid, gid, IBV_WR_RDMA_READ, dst->lkey,
 				 got, big->rkey, (uintptr_t)(p + at),
 				 sizeof(got));
-		ok(st == IBV_WC_SUCCESS && !memcmp(got, want, sizeof(got)),
+		tap(st == IBV_WC_SUCCESS && !memcmp(got, want, sizeof(got)),
 		   "big MR: a READ 4 GiB + 4 KiB into it returns what is there (%d)",
 		   st);
 		st = rdma_status(pd, cq, sgid, gid, IBV_WR_RDMA_READ, dst->lkey,
 				 got, big->rkey, (uintptr_t)(p + len - 8), 16);
-		ok(st == IBV_WC_REM_ACCESS_ERR,
+		tap(st == IBV_WC_REM_ACCESS_ERR,
 		   "big MR: a READ across its end: REM_ACCESS_ERR (%d)", st);
 	}
 	if (dst)
@@ -489,12 +489,12 @@ static void big_mr(struct ibv_device_attr *da, struct ibv_pd *pd,
 	p = mmap(NULL, huge, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
 		 MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED) {
-		ok(0, "big MR: mmap of max_mr_size + 4 KiB (%d)", errno);
+		tap(0, "big MR: mmap of max_mr_size + 4 KiB (%d)", errno);
 		return;
 	}
 	errno = 0;
 	big = ibv_reg_mr(pd, p, da->max_mr_size + 1, IBV_ACCESS_REMOTE_READ);
-	ok(!big && errno == EINVAL,
+	tap(!big && errno == EINVAL,
 	   "big MR: max_mr_size + 1 bytes is refused with EINVAL (%d)", errno);
 	if (big)
 		ibv_dereg_mr(big);
@@ -519,7 +519,7 @@ static void rereg(struct ibv_context *ctx, struct ibv_pd *pd,
 	mr = ibv_reg_mr(pd, a, sizeof(a), IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_WRITE);
 	pd2 = ibv_alloc_pd(ctx);
-	ok(smr && mr && pd2, "two MRs and a second PD for ibv_rereg_mr");
+	tap(smr && mr && pd2, "two MRs and a second PD for ibv_rereg_mr");
 	if (!smr || !mr || !pd2)
 		goto out;
 	memset(src, 0x3c, sizeof(src));
@@ -527,54 +527,54 @@ static void rereg(struct ibv_context *ctx, struct ibv_pd *pd,
 
 	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, b,
 			  sizeof(b), 0);
-	ok(!rc && mr->addr == (void *)b && mr->length == sizeof(b) &&
+	tap(!rc && mr->addr == (void *)b && mr->length == sizeof(b) &&
 	   mr->rkey != old_rkey && mr->lkey == mr->rkey,
 	   "ibv_rereg_mr: new translation, new keys (%d)", rc);
 	st = write_status(pd, cq, sgid, gid, smr->lkey, src, mr->rkey, b, 512);
-	ok(st == IBV_WC_SUCCESS && b[0] == 0x3c && b[511] == 0x3c && !a[0],
+	tap(st == IBV_WC_SUCCESS && b[0] == 0x3c && b[511] == 0x3c && !a[0],
 	   "a WRITE lands in the new memory, not the old (%d)", st);
 	st = write_status(pd, cq, sgid, gid, smr->lkey, src, old_rkey, a, 512);
-	ok(st == IBV_WC_REM_ACCESS_ERR && !a[0],
+	tap(st == IBV_WC_REM_ACCESS_ERR && !a[0],
 	   "the old rkey no longer works (%d)", st);
 
 	errno = 0;
 	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
 			  (void *)4096, 4096, 0);
-	ok(rc == IBV_REREG_MR_ERR_CMD && mr->addr == (void *)b,
+	tap(rc == IBV_REREG_MR_ERR_CMD && mr->addr == (void *)b,
 	   "ibv_rereg_mr to unmapped memory fails (%d, errno %d)", rc, errno);
 	st = write_status(pd, cq, sgid, gid, smr->lkey, src, mr->rkey, b, 512);
-	ok(st == IBV_WC_SUCCESS, "the MR still works after the failure (%d)",
+	tap(st == IBV_WC_SUCCESS, "the MR still works after the failure (%d)",
 	   st);
 	rc = ibv_rereg_mr(mr, 0, NULL, NULL, 0, 0);
-	ok(rc == IBV_REREG_MR_ERR_CMD, "ibv_rereg_mr changing nothing: refused (%d)",
+	tap(rc == IBV_REREG_MR_ERR_CMD, "ibv_rereg_mr changing nothing: refused (%d)",
 	   rc);
 
 	old_rkey = mr->rkey;
 	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
 			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
-	ok(!rc && mr->addr == (void *)b && mr->rkey == old_rkey,
+	tap(!rc && mr->addr == (void *)b && mr->rkey == old_rkey,
 	   "ibv_rereg_mr: new access in place, translation and keys kept (%d)",
 	   rc);
 	st = write_status(pd, cq, sgid, gid, smr->lkey, src, mr->rkey, b, 512);
-	ok(st == IBV_WC_REM_ACCESS_ERR,
+	tap(st == IBV_WC_REM_ACCESS_ERR,
 	   "a WRITE to it without remote write access fails (%d)", st);
 	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
 			  IBV_ACCESS_REMOTE_WRITE);
-	ok(rc == IBV_REREG_MR_ERR_CMD,
+	tap(rc == IBV_REREG_MR_ERR_CMD,
 	   "remote write without local write is refused (%d)", rc);
 
 	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD |
 			  IBV_REREG_MR_CHANGE_ACCESS, pd2, NULL, 0,
 			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	ok(!rc && mr->pd == pd2, "ibv_rereg_mr: a new PD (%d)", rc);
+	tap(!rc && mr->pd == pd2, "ibv_rereg_mr: a new PD (%d)", rc);
 	st = write_status(pd, cq, sgid, gid, smr->lkey, src, mr->rkey, b, 512);
-	ok(st == IBV_WC_REM_ACCESS_ERR,
+	tap(st == IBV_WC_REM_ACCESS_ERR,
 	   "a QP of the old PD cannot use it (%d)", st);
 	st = write_status(pd2, cq, sgid, gid, mr->lkey, b, mr->rkey, b + 1024,
 			  512);
-	ok(st == IBV_WC_SUCCESS, "a QP of the new PD can (%d)", st);
+	tap(st == IBV_WC_SUCCESS, "a QP of the new PD can (%d)", st);
 	errno = 0;
-	ok(ibv_dealloc_pd(pd2) == EBUSY, "the new PD is in use by the MR");
+	tap(ibv_dealloc_pd(pd2) == EBUSY, "the new PD is in use by the MR");
 
 	/*
 	 * Write access to memory registered read-only and never touched:
@@ -582,23 +582,23 @@ static void rereg(struct ibv_context *ctx, struct ibv_pd *pd,
 	 * again for writing (a new MR), not just allow the write.
 	 */
 	rmr = ibv_reg_mr(pd, z, sizeof(z), 0);
-	ok(rmr != NULL, "a read-only MR over untouched memory");
+	tap(rmr != NULL, "a read-only MR over untouched memory");
 	if (rmr) {
 		old_rkey = rmr->rkey;
 		rc = ibv_rereg_mr(rmr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
 				  IBV_ACCESS_LOCAL_WRITE |
 				  IBV_ACCESS_REMOTE_WRITE);
-		ok(!rc && rmr->rkey != old_rkey,
+		tap(!rc && rmr->rkey != old_rkey,
 		   "ibv_rereg_mr to writable: pinned again, new keys (%d)", rc);
 		st = write_status(pd, cq, sgid, gid, smr->lkey, src, rmr->rkey,
 				  z + 4096, 512);
-		ok(st == IBV_WC_SUCCESS && z[4096] == 0x3c && z[4096 + 511] == 0x3c,
+		tap(st == IBV_WC_SUCCESS && z[4096] == 0x3c && z[4096 + 511] == 0x3c,
 		   "a WRITE to it lands in the process's memory (%d)", st);
-		ok(!ibv_dereg_mr(rmr), "ibv_dereg_mr of it");
+		tap(!ibv_dereg_mr(rmr), "ibv_dereg_mr of it");
 	}
 out:
 	if (mr)
-		ok(!ibv_dereg_mr(mr), "ibv_dereg_mr after ibv_rereg_mr");
+		tap(!ibv_dereg_mr(mr), "ibv_dereg_mr after ibv_rereg_mr");
 	if (smr)
 		ibv_dereg_mr(smr);
 	if (pd2)
@@ -675,7 +675,7 @@ static void mw_fill(struct ibv_pd *pd, int max)
 	int n = 0, err = 0;
 
 	if (!mw) {
-		ok(0, "room for max_mw windows");
+		tap(0, "room for max_mw windows");
 		return;
 	}
 	for (n = 0; n <= max; n++) {
@@ -686,13 +686,13 @@ static void mw_fill(struct ibv_pd *pd, int max)
 			break;
 		}
 	}
-	ok(n == max && err == ENOMEM,
+	tap(n == max && err == ENOMEM,
 	   "%d windows made, max_mw %d; the next fails with ENOMEM (%d)", n,
 	   max, err);
 	if (n) {
 		ibv_dealloc_mw(mw[n - 1]);
 		mw[n - 1] = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
-		ok(mw[n - 1] != NULL, "one freed, one more made (%d)", errno);
+		tap(mw[n - 1] != NULL, "one freed, one more made (%d)", errno);
 		if (!mw[n - 1])
 			n--;
 	}
@@ -753,14 +753,14 @@ static void atomic_write(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 					    (uintptr_t)&target[1], &v);
 			rc = ibv_wr_complete(ax);
 			if (!mapped) {
-				ok(rc != 0,
+				tap(rc != 0,
 				   "RDMA Atomic Write over the uverbs commands is refused (%d)",
 				   rc);
 				break;
 			}
 			st = !rc && poll_wc(cq, &wc) && wc.wr_id == 1 ?
 			     (int)wc.status : -1;
-			ok(st == IBV_WC_SUCCESS &&
+			tap(st == IBV_WC_SUCCESS &&
 			   wc.opcode == IBV_WC_ATOMIC_WRITE &&
 			   target[1] == v && !target[0] && !target[2],
 			   "ibv_wr_atomic_write: 8 bytes land, IBV_WC_ATOMIC_WRITE (%d, %d)",
@@ -774,7 +774,7 @@ static void atomic_write(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 			wr.wr.rdma.remote_addr = (uintptr_t)&target[2];
 			wr.wr.rdma.rkey = tmr->rkey;
 			st = post_status(a, cq, &wr, NULL);
-			ok(st == IBV_WC_SUCCESS && target[2] == src,
+			tap(st == IBV_WC_SUCCESS && target[2] == src,
 			   "a posted IBV_WR_ATOMIC_WRITE (its SGE's 8 bytes) (%d)",
 			   st);
 			ibv_wr_start(ax);
@@ -785,7 +785,7 @@ static void atomic_write(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 			rc = ibv_wr_complete(ax);
 			st = !rc && poll_wc(cq, &wc) && wc.wr_id == 3 ?
 			     (int)wc.status : -1;
-			ok(st == IBV_WC_REM_INV_REQ_ERR && !target[3],
+			tap(st == IBV_WC_REM_INV_REQ_ERR && !target[3],
 			   "a misaligned target: IBV_WC_REM_INV_REQ_ERR (%d)", st);
 		} else {
 			ibv_wr_start(ax);
@@ -796,7 +796,7 @@ static void atomic_write(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 			rc = ibv_wr_complete(ax);
 			st = !rc && poll_wc(cq, &wc) && wc.wr_id == 4 ?
 			     (int)wc.status : -1;
-			ok(st == IBV_WC_REM_ACCESS_ERR && !target[0],
+			tap(st == IBV_WC_REM_ACCESS_ERR && !target[0],
 			   "an MR without remote write: IBV_WC_REM_ACCESS_ERR (%d)",
 			   st);
 		}
@@ -867,20 +867,20 @@ static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 	mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
 	mw2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	mw3 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
-	ok(smr && wmr && nobind && ro && mw1 && mw2 && mw3 &&
+	tap(smr && wmr && nobind && ro && mw1 && mw2 && mw3 &&
 	   mw1->type == IBV_MW_TYPE_1 && mw2->type == IBV_MW_TYPE_2 &&
 	   mw1->rkey != mw2->rkey,
 	   "ibv_alloc_mw of type 1 and type 2, MRs with IBV_ACCESS_MW_BIND (%d)",
 	   errno);
 	errno = 0;
-	ok(!ibv_alloc_mw(pd, 3) && errno == EINVAL,
+	tap(!ibv_alloc_mw(pd, 3) && errno == EINVAL,
 	   "ibv_alloc_mw of type 3 is refused (%d)", errno);
 	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	tcq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	xa.send_cq = xa.recv_cq = cq;
 	a = cq ? ibv_create_qp_ex(ctx, &xa) : NULL;
 	b = cq ? ibv_create_qp_ex(ctx, &xa) : NULL;
-	ok(a && b && !to_rts_peer(a, b->qp_num, sgid, gid) &&
+	tap(a && b && !to_rts_peer(a, b->qp_num, sgid, gid) &&
 	   !to_rts_peer(b, a->qp_num, sgid, gid),
 	   "two RC QPs with BIND_MW among their send ops, connected");
 	if (!smr || !wmr || !nobind || !ro || !mw1 || !mw2 || !mw3 || !a ||
@@ -891,7 +891,7 @@ static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 
 	st = write_status(pd, tcq, sgid, gid, smr->lkey, src, mw1->rkey,
 			  w + 1024, 64);
-	ok(st == IBV_WC_REM_ACCESS_ERR,
+	tap(st == IBV_WC_REM_ACCESS_ERR,
 	   "a WRITE through an unbound window fails (%d)", st);
 	mb.bind_info = (struct ibv_mw_bind_info){
 		.mr = wmr, .addr = (uintptr_t)w + 1024, .length = 1024,
@@ -900,7 +900,7 @@ static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 	};
 	if (!mapped) {
 		rc = ibv_bind_mw(b, mw1, &mb);
-		ok(rc == EOPNOTSUPP,
+		tap(rc == EOPNOTSUPP,
 		   "ibv_bind_mw over the uverbs commands: EOPNOTSUPP (%d)", rc);
 		goto out;
 	}
@@ -909,41 +909,41 @@ static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 	old = mw1->rkey;
 	rc = ibv_bind_mw(b, mw1, &mb);
 	st = !rc && poll_wc(cq, &wc) && wc.wr_id == 1 ? (int)wc.status : -1;
-	ok(!rc && st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW &&
+	tap(!rc && st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW &&
 	   mw1->rkey != old && (mw1->rkey >> 8) == (old >> 8),
 	   "type 1: ibv_bind_mw completes (IBV_WC_BIND_MW), new key byte (%d, %d)",
 	   rc, st);
 	st = write_status(pd, tcq, sgid, gid, smr->lkey, src, mw1->rkey,
 			  w + 1024, 512);
-	ok(st == IBV_WC_SUCCESS && w[1024] == 0x5a && w[1535] == 0x5a &&
+	tap(st == IBV_WC_SUCCESS && w[1024] == 0x5a && w[1535] == 0x5a &&
 	   !w[1536] && !w[1023],
 	   "type 1: a WRITE through it lands in its range (%d)", st);
 	st = write_status(pd, tcq, sgid, gid, smr->lkey, src, mw1->rkey,
 			  w + 1536, 1024);
-	ok(st == IBV_WC_REM_ACCESS_ERR && !w[1536],
+	tap(st == IBV_WC_REM_ACCESS_ERR && !w[1536],
 	   "type 1: a WRITE across its end fails (%d)", st);
 	st = write_status(pd, tcq, sgid, gid, smr->lkey, src, wmr->rkey,
 			  w + 1024, 64);
-	ok(st == IBV_WC_REM_ACCESS_ERR,
+	tap(st == IBV_WC_REM_ACCESS_ERR,
 	   "the MR's own rkey gives no remote access (%d)", st);
 	st = write_status(pd, tcq, sgid, gid, smr->lkey, src, old, w + 1024, 64);
-	ok(st == IBV_WC_REM_ACCESS_ERR,
+	tap(st == IBV_WC_REM_ACCESS_ERR,
 	   "the window's rkey before the bind no longer works (%d)", st);
 	memset(src, 0, 64);
 	st = rdma_status(pd, tcq, sgid, gid, IBV_WR_RDMA_READ, smr->lkey, src,
 			 mw1->rkey, (uintptr_t)w + 1024, 64);
-	ok(st == IBV_WC_SUCCESS && src[0] == 0x5a && src[63] == 0x5a,
+	tap(st == IBV_WC_SUCCESS && src[0] == 0x5a && src[63] == 0x5a,
 	   "type 1: a READ through it (%d)", st);
 	memset(src, 0x5a, sizeof(src));
 	rc = ibv_dereg_mr(wmr);
-	ok(rc == EBUSY, "ibv_dereg_mr of an MR with a window bound: EBUSY (%d)",
+	tap(rc == EBUSY, "ibv_dereg_mr of an MR with a window bound: EBUSY (%d)",
 	   rc);
 	rc = ibv_rereg_mr(wmr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
 			  IBV_ACCESS_LOCAL_WRITE);
-	ok(rc == IBV_REREG_MR_ERR_CMD,
+	tap(rc == IBV_REREG_MR_ERR_CMD,
 	   "ibv_rereg_mr of an MR with a window bound is refused (%d)", rc);
 	rc = ibv_bind_mw(b, mw2, &mb);
-	ok(rc == EINVAL, "ibv_bind_mw of a type 2 window: EINVAL (%d)", rc);
+	tap(rc == EINVAL, "ibv_bind_mw of a type 2 window: EINVAL (%d)", rc);
 
 	/* Type 2B: a posted IBV_WR_BIND_MW, then ibv_wr_bind_mw. */
 	rkey2 = ibv_inc_rkey(mw2->rkey);
@@ -957,7 +957,7 @@ static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
 	};
 	st = post_status(b, cq, &wr, &op);
-	ok(st == IBV_WC_SUCCESS && op == IBV_WC_BIND_MW,
+	tap(st == IBV_WC_SUCCESS && op == IBV_WC_BIND_MW,
 	   "type 2: a posted IBV_WR_BIND_MW completes (%d)", st);
 	sge = (struct ibv_sge){ (uintptr_t)src, 200, smr->lkey };
 	memset(&wr, 0, sizeof(wr));
@@ -968,11 +968,11 @@ static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 	wr.wr.rdma.remote_addr = (uintptr_t)w + 4096;
 	wr.wr.rdma.rkey = rkey2;
 	st = post_status(a, cq, &wr, NULL);
-	ok(st == IBV_WC_SUCCESS && w[4096] == 0x5a && w[4295] == 0x5a &&
+	tap(st == IBV_WC_SUCCESS && w[4096] == 0x5a && w[4295] == 0x5a &&
 	   !w[4296], "type 2: a WRITE to the QP that bound it (%d)", st);
 	st = write_status(pd, tcq, sgid, gid, smr->lkey, src, rkey2, w + 4096,
 			  64);
-	ok(st == IBV_WC_REM_ACCESS_ERR,
+	tap(st == IBV_WC_REM_ACCESS_ERR,
 	   "type 2: a WRITE to another QP of the PD fails (%d)", st);
 	ibv_wr_start(bx);
 	bx->wr_id = 4;
@@ -980,7 +980,7 @@ static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 	ibv_wr_local_inv(bx, rkey2);
 	rc = ibv_wr_complete(bx);
 	st = !rc && poll_wc(cq, &wc) && wc.wr_id == 4 ? (int)wc.status : -1;
-	ok(st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_LOCAL_INV,
+	tap(st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_LOCAL_INV,
 	   "type 2: LOCAL_INV of it (%d, %d)", rc, st);
 	rkey3 = ibv_inc_rkey(rkey2);
 	bi = (struct ibv_mw_bind_info){
@@ -993,7 +993,7 @@ static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 	ibv_wr_bind_mw(bx, mw2, rkey3, &bi);
 	rc = ibv_wr_complete(bx);
 	st = !rc && poll_wc(cq, &wc) && wc.wr_id == 5 ? (int)wc.status : -1;
-	ok(st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW,
+	tap(st == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW,
 	   "type 2: bound again after the invalidation, by ibv_wr_bind_mw (%d, %d)",
 	   rc, st);
 
@@ -1002,11 +1002,11 @@ static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 	mb.wr_id = 6;
 	rc = ibv_bind_mw(b, mw1, &mb);
 	st = !rc && poll_wc(cq, &wc) && wc.wr_id == 6 ? (int)wc.status : -1;
-	ok(st == IBV_WC_SUCCESS, "type 1: a bind of length 0 unbinds (%d, %d)",
+	tap(st == IBV_WC_SUCCESS, "type 1: a bind of length 0 unbinds (%d, %d)",
 	   rc, st);
 	st = write_status(pd, tcq, sgid, gid, smr->lkey, src, mw1->rkey,
 			  w + 1024, 64);
-	ok(st == IBV_WC_REM_ACCESS_ERR,
+	tap(st == IBV_WC_REM_ACCESS_ERR,
 	   "type 1: a WRITE after the unbind fails (%d)", st);
 	mb.bind_info = (struct ibv_mw_bind_info){
 		.mr = wmr, .addr = (uintptr_t)w, .length = 64,
@@ -1015,30 +1015,30 @@ static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 	mb.wr_id = 7;
 	rc = ibv_bind_mw(b, mw1, &mb);
 	st = !rc && poll_wc(cq, &wc) && wc.wr_id == 7 ? (int)wc.status : -1;
-	ok(st == IBV_WC_SUCCESS, "type 1: bound again (%d, %d)", rc, st);
+	tap(st == IBV_WC_SUCCESS, "type 1: bound again (%d, %d)", rc, st);
 	bi = (struct ibv_mw_bind_info){
 		.mr = nobind, .addr = (uintptr_t)w, .length = 64,
 		.mw_access_flags = IBV_ACCESS_REMOTE_READ,
 	};
 	st = bind_status(pd, tcq, sgid, gid, mw3, &bi);
-	ok(st == IBV_WC_MW_BIND_ERR,
+	tap(st == IBV_WC_MW_BIND_ERR,
 	   "a bind to an MR without IBV_ACCESS_MW_BIND: IBV_WC_MW_BIND_ERR (%d)",
 	   st);
 	bi.mr = wmr;
 	bi.length = sizeof(w) + 1;
 	st = bind_status(pd, tcq, sgid, gid, mw3, &bi);
-	ok(st == IBV_WC_MW_BIND_ERR,
+	tap(st == IBV_WC_MW_BIND_ERR,
 	   "a bind beyond the MR's end: IBV_WC_MW_BIND_ERR (%d)", st);
 	bi.mr = ro;
 	bi.length = 64;
 	bi.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
 	st = bind_status(pd, tcq, sgid, gid, mw3, &bi);
-	ok(st == IBV_WC_MW_BIND_ERR,
+	tap(st == IBV_WC_MW_BIND_ERR,
 	   "remote write through an MR without local write: IBV_WC_MW_BIND_ERR (%d)",
 	   st);
 	bi.mw_access_flags = IBV_ACCESS_REMOTE_READ;
 	st = bind_status(pd, tcq, sgid, gid, mw3, &bi);
-	ok(st == IBV_WC_SUCCESS, "remote read through it is fine (%d)", st);
+	tap(st == IBV_WC_SUCCESS, "remote read through it is fine (%d)", st);
 
 	/* Remote invalidation: SEND_WITH_INV names the type 2 window. */
 	sge = (struct ibv_sge){ (uintptr_t)src + 2048, 64, smr->lkey };
@@ -1055,7 +1055,7 @@ static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 	st = !rc && poll_wc(cq, &wc) && poll_wc(cq, &wc2);
 	if (st && wc.wr_id != 30)
 		wc = wc2;
-	ok(st && wc.wr_id == 30 && wc.status == IBV_WC_SUCCESS &&
+	tap(st && wc.wr_id == 30 && wc.status == IBV_WC_SUCCESS &&
 	   (wc.wc_flags & IBV_WC_WITH_INV) && wc.invalidated_rkey == rkey3,
 	   "type 2: SEND_WITH_INV invalidates it, the receive says so (%d)", rc);
 	sge = (struct ibv_sge){ (uintptr_t)src, 64, smr->lkey };
@@ -1067,7 +1067,7 @@ static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 	wr.wr.rdma.remote_addr = (uintptr_t)w + 4096;
 	wr.wr.rdma.rkey = rkey3;
 	st = post_status(a, cq, &wr, NULL);
-	ok(st == IBV_WC_REM_ACCESS_ERR,
+	tap(st == IBV_WC_REM_ACCESS_ERR,
 	   "type 2: a WRITE after the remote invalidation fails (%d)", st);
 
 	/* Type 1 windows are not invalidated by a WR (o10-37.2.26). */
@@ -1082,7 +1082,7 @@ static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 	} else {
 		st = -1;
 	}
-	ok(st == IBV_WC_MW_BIND_ERR,
+	tap(st == IBV_WC_MW_BIND_ERR,
 	   "LOCAL_INV of a type 1 window: IBV_WC_MW_BIND_ERR (%d)", st);
 out:
 	if (a)
@@ -1091,13 +1091,13 @@ out:
 		ibv_destroy_qp(b);
 	/* Deallocation while bound unbinds: the MR can go after. */
 	if (mw1)
-		ok(!ibv_dealloc_mw(mw1), "ibv_dealloc_mw of a bound window");
+		tap(!ibv_dealloc_mw(mw1), "ibv_dealloc_mw of a bound window");
 	if (mw2)
 		ibv_dealloc_mw(mw2);
 	if (mw3)
 		ibv_dealloc_mw(mw3);
 	if (wmr)
-		ok(!ibv_dereg_mr(wmr), "ibv_dereg_mr once no window is bound");
+		tap(!ibv_dereg_mr(wmr), "ibv_dereg_mr once no window is bound");
 	if (ro)
 		ibv_dereg_mr(ro);
 	if (nobind)
@@ -1131,14 +1131,14 @@ static void resize(struct ibv_pd *pd)
 	struct ibv_qp *qp;
 	int n, i, err, order = 1;
 
-	ok(cq != NULL, "resize: ibv_create_cq of 4");
+	tap(cq != NULL, "resize: ibv_create_cq of 4");
 	if (!cq)
 		return;
 	qi.send_cq = cq;
 	qi.recv_cq = cq;
 	qp = ibv_create_qp(pd, &qi);
 	if (!qp) {
-		ok(0, "resize: ibv_create_qp (%d)", errno);
+		tap(0, "resize: ibv_create_qp (%d)", errno);
 		ibv_destroy_cq(cq);
 		return;
 	}
@@ -1148,21 +1148,21 @@ static void resize(struct ibv_pd *pd)
 	qa.qp_state = IBV_QPS_ERR;
 	err = err ?: ibv_modify_qp(qp, &qa, IBV_QP_STATE);
 	err = err ?: flushed(qp, 100, 3);
-	ok(!err, "resize: 3 completions waiting (%d)", err);
+	tap(!err, "resize: 3 completions waiting (%d)", err);
 	err = ibv_resize_cq(cq, 16);
-	ok(!err && cq->cqe >= 16, "resize: to 16 with 3 waiting (%d, cqe %d)",
+	tap(!err && cq->cqe >= 16, "resize: to 16 with 3 waiting (%d, cqe %d)",
 	   err, cq->cqe);
 	err = flushed(qp, 103, 6);
-	ok(!err, "resize: 6 more after it (%d)", err);
+	tap(!err, "resize: 6 more after it (%d)", err);
 	err = ibv_resize_cq(cq, 4);
-	ok(err == EINVAL, "resize: to 4 with 9 waiting: EINVAL (%d)", err);
+	tap(err == EINVAL, "resize: to 4 with 9 waiting: EINVAL (%d)", err);
 	n = ibv_poll_cq(cq, 16, wc);
 	for (i = 0; i < n; i++)
 		order &= wc[i].wr_id == 100 + (uint64_t)i &&
 			 wc[i].status == IBV_WC_WR_FLUSH_ERR;
-	ok(n == 9 && order, "resize: the 9 completions poll once, in order (%d)",
+	tap(n == 9 && order, "resize: the 9 completions poll once, in order (%d)",
 	   n);
-	ok(!ibv_destroy_qp(qp) && !ibv_destroy_cq(cq), "resize: destroyed");
+	tap(!ibv_destroy_qp(qp) && !ibv_destroy_cq(cq), "resize: destroyed");
 }
 
 int main(int argc, char **argv)
@@ -1201,47 +1201,47 @@ int main(int argc, char **argv)
 	for (i = 0; list && i < n; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), name))
 			dev = list[i];
-	ok(dev != NULL, "libibverbs lists %s (provider matched)", name);
+	tap(dev != NULL, "libibverbs lists %s (provider matched)", name);
 	if (!dev)
 		goto out;
 	ctx = ibv_open_device(dev);
-	ok(ctx != NULL, "ibv_open_device");
+	tap(ctx != NULL, "ibv_open_device");
 	if (!ctx)
 		goto out;
 
 	err = ibv_query_device_ex(ctx, NULL, &dattr);
-	ok(!err && dattr.orig_attr.max_qp > 0 && dattr.orig_attr.phys_port_cnt == 1,
+	tap(!err && dattr.orig_attr.max_qp > 0 && dattr.orig_attr.phys_port_cnt == 1,
 	   "ibv_query_device_ex (%d)", err);
 	err = ibv_query_port(ctx, 1, &pattr);
-	ok(!err && pattr.state == IBV_PORT_ACTIVE &&
+	tap(!err && pattr.state == IBV_PORT_ACTIVE &&
 	   pattr.link_layer == IBV_LINK_LAYER_ETHERNET && pattr.active_mtu >= IBV_MTU_1024,
 	   "ibv_query_port: active Ethernet port (%d)", err);
 	sgid = find_gid(ctx, &gid);
-	ok(sgid >= 0, "a RoCE v2 IPv4 GID (index %d)", sgid);
+	tap(sgid >= 0, "a RoCE v2 IPv4 GID (index %d)", sgid);
 
 	pd = ibv_alloc_pd(ctx);
-	ok(pd != NULL, "ibv_alloc_pd");
+	tap(pd != NULL, "ibv_alloc_pd");
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-	ok(mr != NULL && mr->lkey && mr->lkey == mr->rkey, "ibv_reg_mr");
+	tap(mr != NULL && mr->lkey && mr->lkey == mr->rkey, "ibv_reg_mr");
 	errno = 0;
-	ok(!ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_REMOTE_WRITE) &&
+	tap(!ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_REMOTE_WRITE) &&
 	   errno == EINVAL, "remote write without local write is refused (%d)",
 	   errno);
 	errno = 0;
-	ok(!ibv_reg_mr(pd, (void *)4096, 4096, IBV_ACCESS_LOCAL_WRITE) && errno,
+	tap(!ibv_reg_mr(pd, (void *)4096, 4096, IBV_ACCESS_LOCAL_WRITE) && errno,
 	   "registering unmapped memory fails (%d)", errno);
 	errno = 0;
-	ok(!ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE | (1 << 30)) &&
+	tap(!ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE | (1 << 30)) &&
 	   errno, "unknown access flags are refused (%d)", errno);
 
 	ch = ibv_create_comp_channel(ctx);
-	ok(ch != NULL, "ibv_create_comp_channel");
+	tap(ch != NULL, "ibv_create_comp_channel");
 	errno = 0;
-	ok(!ibv_create_cq(ctx, dattr.orig_attr.max_cqe + 1, NULL, NULL, 0) &&
+	tap(!ibv_create_cq(ctx, dattr.orig_attr.max_cqe + 1, NULL, NULL, 0) &&
 	   errno == EINVAL, "CQ above max_cqe fails with EINVAL (%d)", errno);
 	cq = ibv_create_cq(ctx, 64, NULL, ch, 0);
-	ok(cq != NULL && cq->cqe >= 64, "ibv_create_cq with a channel");
+	tap(cq != NULL && cq->cqe >= 64, "ibv_create_cq with a channel");
 	if (!pd || !mr || !cq || sgid < 0)
 		goto out;
 
@@ -1264,11 +1264,11 @@ int main(int argc, char **argv)
 	qinit.recv_cq = cq;
 	qinit.cap.max_send_wr = dattr.orig_attr.max_qp_wr + 1;
 	errno = 0;
-	ok(!ibv_create_qp(pd, &qinit) && errno == EINVAL,
+	tap(!ibv_create_qp(pd, &qinit) && errno == EINVAL,
 	   "QP above max_qp_wr fails with EINVAL (%d)", errno);
 	qinit.cap.max_send_wr = 8;
 	qp = ibv_create_qp(pd, &qinit);
-	ok(qp != NULL && qp->qp_num >= 16, "ibv_create_qp RC");
+	tap(qp != NULL && qp->qp_num >= 16, "ibv_create_qp RC");
 	if (!qp)
 		goto out;
 	qa.qp_state = IBV_QPS_INIT;
@@ -1277,71 +1277,71 @@ int main(int argc, char **argv)
 	qa.qp_access_flags = 0;
 	err = ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	ok(err == EINVAL, "INIT on port 2 is refused (%d)", err);
+	tap(err == EINVAL, "INIT on port 2 is refused (%d)", err);
 	err = to_rts(qp, sgid, &gid);
-	ok(!err, "RESET -> INIT -> RTR -> RTS, kernel resolves the MAC (%d)", err);
+	tap(!err, "RESET -> INIT -> RTR -> RTS, kernel resolves the MAC (%d)", err);
 	err = ibv_query_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PATH_MTU, &qi);
-	ok(!err && qa.qp_state == IBV_QPS_RTS && qa.path_mtu == IBV_MTU_1024 &&
+	tap(!err && qa.qp_state == IBV_QPS_RTS && qa.path_mtu == IBV_MTU_1024 &&
 	   qi.cap.max_recv_wr >= 8, "ibv_query_qp (%d)", err);
 	qa.qp_state = IBV_QPS_INIT;
 	err = ibv_modify_qp(qp, &qa, IBV_QP_STATE);
-	ok(err == EINVAL, "RTS -> INIT is refused (%d)", err);
+	tap(err == EINVAL, "RTS -> INIT is refused (%d)", err);
 
 	/* Destroy order and invalid handles: errors, never crashes. */
 	err = ibv_dealloc_pd(pd);
-	ok(err == EBUSY, "ibv_dealloc_pd with a live QP and MR: EBUSY (%d)", err);
+	tap(err == EBUSY, "ibv_dealloc_pd with a live QP and MR: EBUSY (%d)", err);
 	err = ibv_destroy_cq(cq);
-	ok(err == EBUSY, "ibv_destroy_cq with a live QP: EBUSY (%d)", err);
+	tap(err == EBUSY, "ibv_destroy_cq with a live QP: EBUSY (%d)", err);
 	fake_pd = *pd;
 	fake_pd.handle = 0x7fffff;
 	err = ibv_dealloc_pd(&fake_pd);
-	ok(err != 0, "ibv_dealloc_pd of an invalid handle fails (%d)", err);
+	tap(err != 0, "ibv_dealloc_pd of an invalid handle fails (%d)", err);
 	fake_qp = *qp;
 	fake_qp.handle = 0x7fffff;
 	qa.qp_state = IBV_QPS_ERR;
 	err = ibv_modify_qp(&fake_qp, &qa, IBV_QP_STATE);
-	ok(err != 0, "ibv_modify_qp of an invalid handle fails (%d)", err);
+	tap(err != 0, "ibv_modify_qp of an invalid handle fails (%d)", err);
 
 	/* Flush through the completion channel. */
 	err = ibv_req_notify_cq(cq, 0);
-	ok(!err, "ibv_req_notify_cq (%d)", err);
+	tap(!err, "ibv_req_notify_cq (%d)", err);
 	err = ibv_post_recv(qp, &rwr, &bad);
-	ok(!err, "ibv_post_recv (%d)", err);
+	tap(!err, "ibv_post_recv (%d)", err);
 	err = ibv_modify_qp(qp, &qa, IBV_QP_STATE);
-	ok(!err, "RTS -> ERR (%d)", err);
+	tap(!err, "RTS -> ERR (%d)", err);
 	pfd.fd = ch->fd;
 	pfd.events = POLLIN;
 	n = poll(&pfd, 1, 5000);
-	ok(n == 1, "completion event arrives");
+	tap(n == 1, "completion event arrives");
 	err = n == 1 ? ibv_get_cq_event(ch, &ev_cq, &ev_ctx) : -1;
-	ok(!err && ev_cq == cq, "ibv_get_cq_event (%d)", err);
+	tap(!err && ev_cq == cq, "ibv_get_cq_event (%d)", err);
 	if (!err)
 		ibv_ack_cq_events(cq, 1);
 	n = ibv_poll_cq(cq, 1, &wc);
-	ok(n == 1 && wc.wr_id == 42 && wc.status == IBV_WC_WR_FLUSH_ERR &&
+	tap(n == 1 && wc.wr_id == 42 && wc.status == IBV_WC_WR_FLUSH_ERR &&
 	   wc.qp_num == qp->qp_num, "flushed receive polled (%d, %s)", n,
 	   n == 1 ? ibv_wc_status_str(wc.status) : "-");
 
 	srq = ibv_create_srq(pd, &si);
-	ok(srq != NULL, "ibv_create_srq");
+	tap(srq != NULL, "ibv_create_srq");
 	if (srq) {
 		struct ibv_srq_attr sa;
 
-		ok(!ibv_post_srq_recv(srq, &rwr, &bad), "ibv_post_srq_recv");
-		ok(!ibv_query_srq(srq, &sa) && sa.max_wr >= 16, "ibv_query_srq");
-		ok(!ibv_destroy_srq(srq), "ibv_destroy_srq");
+		tap(!ibv_post_srq_recv(srq, &rwr, &bad), "ibv_post_srq_recv");
+		tap(!ibv_query_srq(srq, &sa) && sa.max_wr >= 16, "ibv_query_srq");
+		tap(!ibv_destroy_srq(srq), "ibv_destroy_srq");
 	}
 
 	aha.grh.dgid = gid;
 	aha.grh.sgid_index = sgid;
 	aha.grh.hop_limit = 64;
 	ah = ibv_create_ah(pd, &aha);
-	ok(ah != NULL, "ibv_create_ah to our own IPv4 GID");
+	tap(ah != NULL, "ibv_create_ah to our own IPv4 GID");
 	if (ah)
-		ok(!ibv_destroy_ah(ah), "ibv_destroy_ah");
+		tap(!ibv_destroy_ah(ah), "ibv_destroy_ah");
 	aha.grh.sgid_index = 63;
 	errno = 0;
-	ok(!ibv_create_ah(pd, &aha), "ibv_create_ah with an empty sgid_index fails (%d)",
+	tap(!ibv_create_ah(pd, &aha), "ibv_create_ah with an empty sgid_index fails (%d)",
 	   errno);
 
 	/*
@@ -1351,21 +1351,20 @@ int main(int argc, char **argv)
 	rwr.wr_id = 43;
 	err = ibv_post_recv(qp, &rwr, &bad);
 	qpn = qp->qp_num;
-	ok(!err && !ibv_destroy_qp(qp),
+	tap(!err && !ibv_destroy_qp(qp),
 	   "ibv_destroy_qp with its flushed receive still in the CQ (%d)", err);
 	n = ibv_poll_cq(cq, 1, &wc);
-	ok(n == 1 && wc.wr_id == 43 && wc.status == IBV_WC_WR_FLUSH_ERR &&
+	tap(n == 1 && wc.wr_id == 43 && wc.status == IBV_WC_WR_FLUSH_ERR &&
 	   wc.qp_num == qpn,
 	   "the destroyed QP's completion polls with its QP number (%d)", n);
-	ok(!ibv_destroy_cq(cq), "ibv_destroy_cq");
+	tap(!ibv_destroy_cq(cq), "ibv_destroy_cq");
 	resize(pd);
-	ok(!ibv_destroy_comp_channel(ch), "ibv_destroy_comp_channel");
-	ok(!ibv_dereg_mr(mr), "ibv_dereg_mr");
-	ok(!ibv_dealloc_pd(pd), "ibv_dealloc_pd");
-	ok(!ibv_close_device(ctx), "ibv_close_device");
+	tap(!ibv_destroy_comp_channel(ch), "ibv_destroy_comp_channel");
+	tap(!ibv_dereg_mr(mr), "ibv_dereg_mr");
+	tap(!ibv_dealloc_pd(pd), "ibv_dealloc_pd");
+	tap(!ibv_close_device(ctx), "ibv_close_device");
 out:
 	if (list)
 		ibv_free_device_list(list);
-	printf("1..%d\n", tap_n);
-	return tap_failed ? 1 : 0;
+	return tap_end();
 }

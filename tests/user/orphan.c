@@ -89,11 +89,11 @@ int main(int argc, char **argv)
 	for (i = 0; list && i < n; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), name))
 			dev = list[i];
-	ok(dev != NULL, "libibverbs lists %s", name);
+	tap(dev != NULL, "libibverbs lists %s", name);
 	if (!dev)
 		goto out;
 	ctx = ibv_open_device(dev);
-	ok(ctx != NULL, "ibv_open_device");
+	tap(ctx != NULL, "ibv_open_device");
 	if (!ctx)
 		goto out;
 	sgid = find_gid(ctx, &gid);
@@ -106,11 +106,11 @@ int main(int argc, char **argv)
 	qi.send_cq = cq;
 	qi.recv_cq = cq;
 	qp = cq ? ibv_create_qp(pd, &qi) : NULL;
-	ok(sgid >= 0 && mr && cq && srq && qp,
+	tap(sgid >= 0 && mr && cq && srq && qp,
 	   "a GID, PD, MR, CQ with channel, SRQ and RC QP");
 	if (sgid < 0 || !mr || !cq || !srq || !qp)
 		goto out;
-	ok(!to_rts(qp, sgid, &gid), "the QP is connected to itself");
+	tap(!to_rts(qp, sgid, &gid), "the QP is connected to itself");
 
 	sge.addr = (uintptr_t)buf;
 	sge.length = 64;
@@ -123,9 +123,9 @@ int main(int argc, char **argv)
 	swr.send_flags = IBV_SEND_SIGNALED;
 	err = ibv_post_recv(qp, &rwr, &bad_r) ||
 	      ibv_post_send(qp, &swr, &bad_s) || poll_n(cq, 2);
-	ok(!err, "a SEND to itself completes");
+	tap(!err, "a SEND to itself completes");
 	/* What the device finds in flight when it goes. */
-	ok(!ibv_post_recv(qp, &rwr, &bad_r) && !ibv_post_srq_recv(srq, &rwr, &bad_r) &&
+	tap(!ibv_post_recv(qp, &rwr, &bad_r) && !ibv_post_srq_recv(srq, &rwr, &bad_r) &&
 	   !ibv_req_notify_cq(cq, 0), "a receive posted and the CQ armed");
 
 	printf("# ready\n");
@@ -142,30 +142,29 @@ int main(int argc, char **argv)
 		if (fatal)
 			break;
 	}
-	ok(fatal, "IBV_EVENT_DEVICE_FATAL on the async fd");
+	tap(fatal, "IBV_EVENT_DEVICE_FATAL on the async fd");
 	errno = 0;
 	err = ibv_query_port(ctx, 1, &pattr);
-	ok(err == EIO, "ibv_query_port fails with EIO (%d)", err);
+	tap(err == EIO, "ibv_query_port fails with EIO (%d)", err);
 	/* Neither must fault; what they return is the provider's choice. */
 	ibv_post_send(qp, &swr, &bad_s);
 	n = ibv_poll_cq(cq, 1, &wc);
-	ok(n <= 1, "post and poll on the mapped rings return (poll %d)", n);
+	tap(n <= 1, "post and poll on the mapped rings return (poll %d)", n);
 	err = ibv_destroy_qp(qp);
-	ok(gone(err), "ibv_destroy_qp returns (%d)", err);
+	tap(gone(err), "ibv_destroy_qp returns (%d)", err);
 	err = ibv_destroy_srq(srq);
-	ok(gone(err), "ibv_destroy_srq returns (%d)", err);
+	tap(gone(err), "ibv_destroy_srq returns (%d)", err);
 	err = ibv_destroy_cq(cq);
-	ok(gone(err), "ibv_destroy_cq returns (%d)", err);
+	tap(gone(err), "ibv_destroy_cq returns (%d)", err);
 	err = ibv_destroy_comp_channel(ch);
-	ok(gone(err), "ibv_destroy_comp_channel returns (%d)", err);
+	tap(gone(err), "ibv_destroy_comp_channel returns (%d)", err);
 	err = ibv_dereg_mr(mr);
-	ok(gone(err), "ibv_dereg_mr returns (%d)", err);
+	tap(gone(err), "ibv_dereg_mr returns (%d)", err);
 	err = ibv_dealloc_pd(pd);
-	ok(gone(err), "ibv_dealloc_pd returns (%d)", err);
-	ok(!ibv_close_device(ctx), "ibv_close_device");
+	tap(gone(err), "ibv_dealloc_pd returns (%d)", err);
+	tap(!ibv_close_device(ctx), "ibv_close_device");
 out:
 	if (list)
 		ibv_free_device_list(list);
-	printf("1..%d\n", tap_n);
-	return tap_failed ? 1 : 0;
+	return tap_end();
 }

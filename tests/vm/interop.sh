@@ -85,5 +85,5 @@ phase() {
 
 phase sroce 19400
 phase rxe 19500
-check "no leak reported at unload" bash -c "! dmesg | grep -q 'sroce: leak'"
+unload_check
 tap_done

@@ -23,4 +23,5 @@ while IFS= read -r line; do
 done < <(dmesg | sed -n 's/^\[ *[0-9.]*\]     \(\(not \)\{0,1\}ok [0-9]* sroce_.*\)/\1/p')
 check "KUnit cases ran" test "$n" -gt 0
 check "rmmod sroce" rmmod sroce
+unload_check
 tap_done

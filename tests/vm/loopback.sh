@@ -91,5 +91,5 @@ rdma statistic show link sroce0/1 | tr -s ' ' '\n' | paste -d= - - | tr '\n' ' '
 echo
 check "rdma link delete sroce0" rdma link delete sroce0
 check "rmmod sroce" rmmod sroce
-check "no leak reported at unload" bash -c "! dmesg | grep -q 'sroce: leak'"
+unload_check
 tap_done

@@ -32,4 +32,5 @@ check "rdma link delete sroce0" rdma link delete sroce0
 check "no object left with the device gone (CQ pool included)" bash -c \
 	"! grep -v ' 0$' /sys/kernel/debug/sroce/objects"
 check "rmmod sroce" rmmod sroce
+unload_check
 tap_done

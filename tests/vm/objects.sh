@@ -40,4 +40,5 @@ check "rdma link delete sroce0" rdma link delete sroce0
 check "all counters zero without devices" bash -c \
 	"! grep -v ' 0$' /sys/kernel/debug/sroce/objects"
 check "rmmod sroce" rmmod sroce
+unload_check
 tap_done
