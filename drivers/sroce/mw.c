@@ -177,6 +177,8 @@ enum ib_wc_status sroce_bind_mw(struct sroce_qp *qp,
 		win->ibmr.length = len;
 		win->mw_qpn = qp->ibqp.qp_num;
 		win->valid = len != 0;
+		if (win->mw_type == IB_MW_TYPE_2)
+			WRITE_ONCE(qp->bound_mw2, true);
 		/* Read without the lock by lookups (sroce_mr_get()). */
 		WRITE_ONCE(win->ibmr.rkey, wqe->rkey);
 	}
@@ -224,4 +226,44 @@ enum ib_wc_status sroce_mw_invalidate(struct sroce_qp *qp,
 		return IB_WC_MW_BIND_ERR;
 	sroce_mw_release_mr(mr);
 	return IB_WC_SUCCESS;
+}
+
+/**
+ * sroce_mw_qp_gone - invalidate the type 2B windows a destroyed QP bound
+ * @qp: the QP, unpublished (no packet reaches it, no bind runs on it)
+ *
+ * Such a window is used only through the QP that bound it (o10-37.2.40),
+ * which it knows by number.  A later QP gets that number again and must
+ * not inherit the window: it goes with its QP, as by a LOCAL_INV (the
+ * rkey is dead, the MR is let go, the window may be bound again).  Only
+ * a QP that ever bound one walks the index.
+ */
+void sroce_mw_qp_gone(struct sroce_qp *qp)
+{
+	struct sroce_pool *pool = &to_sdev(qp->ibqp.device)->mr_pool;
+	struct sroce_pool_elem *entry;
+	unsigned long id;
+
+	if (!READ_ONCE(qp->bound_mw2))
+		return;
+	xa_for_each(&pool->xa, id, entry) {
+		struct sroce_pool_elem *elem = sroce_pool_get(pool, id);
+		struct sroce_mr *win, *mr = NULL;
+		unsigned long flags;
+
+		if (!elem)
+			continue;
+		win = container_of(elem, struct sroce_mr, elem);
+		if (win->kind == SROCE_MR_MW && win->mw_type == IB_MW_TYPE_2) {
+			spin_lock_irqsave(&win->lock, flags);
+			if (win->valid && win->mw_qpn == qp->ibqp.qp_num) {
+				win->valid = false;
+				mr = win->bound;
+				win->bound = NULL;
+			}
+			spin_unlock_irqrestore(&win->lock, flags);
+			sroce_mw_release_mr(mr);
+		}
+		sroce_mr_put(win);
+	}
 }

@@ -553,6 +553,8 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock_bh(&qp->lock);
 	sroce_mcast_detach_all(qp);
 	sroce_pool_remove(&sdev->qp_pool, qp->elem);
+	/* Its number may serve another QP from now on. */
+	sroce_mw_qp_gone(qp);
 	del_timer_sync(&qp->retry_timer);
 	del_timer_sync(&qp->rnr_timer);
 	cancel_work_sync(&qp->tx_work);

@@ -729,6 +729,7 @@ struct sroce_qp {
 	bool dead;			/* destroy started: no timers, no work */
 	bool sqd_event;			/* IB_EVENT_SQ_DRAINED to deliver */
 	bool last_wqe_event;		/* IB_EVENT_QP_LAST_WQE_REACHED too */
+	bool bound_mw2;			/* bound a type 2B window (mw.c) */
 	u16 src_port;			/* UDP source port (per-QP entropy) */
 	struct dst_cache dst_cache;	/* the route to av, under lock */
 	u32 nr_mcg;			/* groups attached to, under mcg_lock */
@@ -1238,5 +1239,6 @@ enum ib_wc_status sroce_bind_mw(struct sroce_qp *qp,
 enum ib_wc_status sroce_mw_invalidate(struct sroce_qp *qp,
 				      struct sroce_mr *win, u32 key,
 				      bool remote);
+void sroce_mw_qp_gone(struct sroce_qp *qp);
 
 #endif /* SROCE_H */

@@ -846,7 +846,7 @@ static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 	struct ibv_mw *mw1 = NULL, *mw2 = NULL, *mw3 = NULL;
 	struct ibv_mr *smr, *wmr, *nobind, *ro;
 	struct ibv_cq *cq = NULL, *tcq = NULL;
-	struct ibv_qp *a = NULL, *b = NULL;
+	struct ibv_qp *a = NULL, *b = NULL, *c = NULL;
 	struct ibv_qp_ex *bx;
 	struct ibv_mw_bind mb = { .wr_id = 1, .send_flags = IBV_SEND_SIGNALED };
 	struct ibv_mw_bind_info bi;
@@ -1084,11 +1084,40 @@ static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 	}
 	tap(st == IBV_WC_MW_BIND_ERR,
 	   "LOCAL_INV of a type 1 window: IBV_WC_MW_BIND_ERR (%d)", st);
+
+	/*
+	 * A type 2B window goes with the QP that bound it: its number may
+	 * serve the next QP, which must not inherit the window.
+	 */
+	c = ibv_create_qp_ex(ctx, &xa);
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 34;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.bind_mw.mw = mw2;
+	wr.bind_mw.rkey = ibv_inc_rkey(rkey3);
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = wmr, .addr = (uintptr_t)w + 4096, .length = 2048,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	st = c && !to_rts(c, sgid, gid) ? post_status(c, cq, &wr, NULL) : -1;
+	tap(st == IBV_WC_SUCCESS, "type 2: bound by a third QP (%d)", st);
+	if (c)
+		ibv_destroy_qp(c);
+	c = NULL;
+	c = ibv_create_qp_ex(ctx, &xa);
+	wr.wr_id = 35;
+	wr.bind_mw.rkey = ibv_inc_rkey(wr.bind_mw.rkey);
+	st = c && !to_rts(c, sgid, gid) ? post_status(c, cq, &wr, NULL) : -1;
+	tap(st == IBV_WC_SUCCESS,
+	   "type 2: free once that QP is destroyed: a new QP binds it (%d)",
+	   st);
 out:
 	if (a)
 		ibv_destroy_qp(a);
 	if (b)
 		ibv_destroy_qp(b);
+	if (c)
+		ibv_destroy_qp(c);
 	/* Deallocation while bound unbinds: the MR can go after. */
 	if (mw1)
 		tap(!ibv_dealloc_mw(mw1), "ibv_dealloc_mw of a bound window");
