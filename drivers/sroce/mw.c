@@ -55,6 +55,19 @@ static void sroce_mw_release_mr(struct sroce_mr *mr)
 	sroce_mr_put(mr);
 }
 
+/*
+ * The window, whose lock the caller holds, gives no access any more;
+ * returns the MR it was bound to, for sroce_mw_release_mr() after the lock.
+ */
+static struct sroce_mr *sroce_mw_unbind_locked(struct sroce_mr *win)
+{
+	struct sroce_mr *mr = win->bound;
+
+	win->valid = false;
+	win->bound = NULL;
+	return mr;
+}
+
 /**
  * sroce_dealloc_mw - deallocate a memory window (IBA 11.2.10.10)
  * @ibmw: the window
@@ -74,9 +87,7 @@ int sroce_dealloc_mw(struct ib_mw *ibmw)
 
 	spin_lock_irqsave(&win->lock, flags);
 	WRITE_ONCE(win->dead, true);
-	win->valid = false;
-	mr = win->bound;
-	win->bound = NULL;
+	mr = sroce_mw_unbind_locked(win);
 	spin_unlock_irqrestore(&win->lock, flags);
 	sroce_mw_release_mr(mr);
 	sroce_pool_unpublish(&sdev->mr_pool, &win->elem);
@@ -216,11 +227,8 @@ enum ib_wc_status sroce_mw_invalidate(struct sroce_qp *qp,
 		return IB_WC_MW_BIND_ERR;
 	spin_lock_irqsave(&win->lock, flags);
 	if (win->valid && win->ibmr.rkey == key &&
-	    (!remote || win->mw_qpn == qp->ibqp.qp_num)) {
-		win->valid = false;
-		mr = win->bound;
-		win->bound = NULL;
-	}
+	    (!remote || win->mw_qpn == qp->ibqp.qp_num))
+		mr = sroce_mw_unbind_locked(win);
 	spin_unlock_irqrestore(&win->lock, flags);
 	if (!mr)
 		return IB_WC_MW_BIND_ERR;
@@ -236,7 +244,9 @@ enum ib_wc_status sroce_mw_invalidate(struct sroce_qp *qp,
  * which it knows by number.  A later QP gets that number again and must
  * not inherit the window: it goes with its QP, as by a LOCAL_INV (the
  * rkey is dead, the MR is let go, the window may be bound again).  Only
- * a QP that ever bound one walks the index.
+ * a QP that ever bound one walks the index.  QP numbers are handed out
+ * cyclically (sroce_pool_add()), so the number is not given again while
+ * the walk runs.
  */
 void sroce_mw_qp_gone(struct sroce_qp *qp)
 {
@@ -256,11 +266,8 @@ void sroce_mw_qp_gone(struct sroce_qp *qp)
 		win = container_of(elem, struct sroce_mr, elem);
 		if (win->kind == SROCE_MR_MW && win->mw_type == IB_MW_TYPE_2) {
 			spin_lock_irqsave(&win->lock, flags);
-			if (win->valid && win->mw_qpn == qp->ibqp.qp_num) {
-				win->valid = false;
-				mr = win->bound;
-				win->bound = NULL;
-			}
+			if (win->valid && win->mw_qpn == qp->ibqp.qp_num)
+				mr = sroce_mw_unbind_locked(win);
 			spin_unlock_irqrestore(&win->lock, flags);
 			sroce_mw_release_mr(mr);
 		}

@@ -13,22 +13,17 @@
  * once the engine released the QP's lock (sroce_qp_unlock()).
  */
 #include <linux/crc32.h>
-#include <linux/etherdevice.h>
-#include <linux/if_vlan.h>
-#include <linux/inetdevice.h>
 #include <linux/random.h>
 #include <linux/sizes.h>
-#include <net/addrconf.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
 #include <net/ipv6_stubs.h>
 #include <net/route.h>
 #include <net/udp.h>
-#include <net/udp_tunnel.h>
 
+#include <asm/unaligned.h>
 #include <crypto/hash.h>
-#include <rdma/ib_mad.h>
 
 #include "sroce.h"
 #include "trace.h"

@@ -409,8 +409,8 @@ static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 		sroce_qp_xmit(qp, &pkt, true);	/* RC, UC: PSN order */
 	else
 		sroce_xmit(sdev, av, NULL, qp->src_port, &pkt);
-	sroce_req_advance(qp, wqe, sroce_op_info(opcode), npkts,
-			  rd_len ? rd_len : paylen, last);
+	sroce_req_advance(qp, wqe, pkt.info, npkts,
+			  pkt.info & SROCE_F_READ ? rd_len : paylen, last);
 	return 0;
 }
 
