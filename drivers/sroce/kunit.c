@@ -196,6 +196,65 @@ static void sroce_psn_wraps(struct kunit *test)
 	KUNIT_EXPECT_LT(test, sroce_psn_diff(0x800000, 0), 0);
 }
 
+/* ---- transport: the responder's read resources (resp.c) ---- */
+
+static struct sroce_rd_res *sroce_kunit_rd(struct sroce_qp *qp, u32 i)
+{
+	return &qp->resp.rd[i & (qp->resp.rd_size - 1)];
+}
+
+/* Resize @qp's ring to @size entries; the old ring is freed. */
+static void sroce_kunit_rd_resize(struct kunit *test, struct sroce_qp *qp,
+				  u32 size)
+{
+	struct sroce_rd_res *rd = NULL;
+
+	if (size) {
+		rd = kcalloc(size, sizeof(*rd), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, rd);
+	}
+	spin_lock_bh(&qp->lock);
+	rd = sroce_resp_resize(qp, rd, size);
+	spin_unlock_bh(&qp->lock);
+	kfree(rd);
+}
+
+/*
+ * Pending resources move to a larger ring in order, across the wrap of the
+ * free-running indices; a smaller ring keeps the newest; none drops all.
+ */
+static void sroce_rd_ring_resizes(struct kunit *test)
+{
+	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	spin_lock_init(&qp->lock);
+	sroce_kunit_rd_resize(test, qp, 4);
+	qp->resp.rd_next = U32_MAX - 1;
+	qp->resp.rd_tail = U32_MAX - 1;
+	for (i = 0; i < 3; i++)
+		sroce_kunit_rd(qp, qp->resp.rd_tail++)->psn = 100 + i;
+
+	sroce_kunit_rd_resize(test, qp, 8);
+	KUNIT_EXPECT_EQ(test, qp->resp.rd_size, 8U);
+	KUNIT_EXPECT_EQ(test, qp->resp.rd_tail - qp->resp.rd_next, 3U);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test,
+				sroce_kunit_rd(qp, qp->resp.rd_next + i)->psn,
+				100 + i);
+
+	sroce_kunit_rd_resize(test, qp, 2);
+	KUNIT_EXPECT_EQ(test, qp->resp.rd_tail - qp->resp.rd_next, 2U);
+	KUNIT_EXPECT_EQ(test, sroce_kunit_rd(qp, qp->resp.rd_next)->psn, 101U);
+	KUNIT_EXPECT_EQ(test, sroce_kunit_rd(qp, qp->resp.rd_next + 1)->psn,
+			102U);
+
+	sroce_kunit_rd_resize(test, qp, 0);
+	KUNIT_EXPECT_EQ(test, qp->resp.rd_next, qp->resp.rd_tail);
+	KUNIT_EXPECT_NULL(test, qp->resp.rd);
+}
+
 /* ---- wire format: the opcode table (IBA 9.2.1 table 38) ---- */
 
 static void sroce_opcode_headers(struct kunit *test)
@@ -336,6 +395,7 @@ static void sroce_icrc_of_frags(struct kunit *test)
 
 static struct kunit_case sroce_wire_cases[] = {
 	KUNIT_CASE(sroce_psn_wraps),
+	KUNIT_CASE(sroce_rd_ring_resizes),
 	KUNIT_CASE(sroce_opcode_headers),
 	KUNIT_CASE(sroce_icrc_masks),
 	KUNIT_CASE(sroce_icrc_of_frags),

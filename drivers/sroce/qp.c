@@ -426,12 +426,26 @@ static void sroce_qp_engine_attr(struct sroce_qp *qp, int mask,
 		qp->comp.rnr_retry = qp->attr.rnr_retry;
 }
 
+/*
+ * The ring of responder resources for @max_dest_rd_atomic: one more entry
+ * (a duplicate READ takes a resource before the ones it replaces are
+ * reaped), rounded up to a power of two.
+ */
+static u32 sroce_rd_size(u8 max_dest_rd_atomic)
+{
+	return max_dest_rd_atomic ?
+	       roundup_pow_of_two(max_dest_rd_atomic + 1) : 0;
+}
+
 int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
+	struct sroce_rd_res *rd = NULL;
 	enum ib_qp_state cur, next;
+	bool resize = false;
 	struct sroce_av av;
+	u32 rd_size = 0;
 	int err;
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
@@ -456,14 +470,29 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	err = sroce_check_attr(qp, attr, mask, &av);
 	if (err)
 		goto out;
+	/* Only modify_qp, under state_lock, changes rd_size. */
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
+		rd_size = sroce_rd_size(attr->max_dest_rd_atomic);
+		resize = rd_size != qp->resp.rd_size;
+	}
+	if (resize && rd_size) {
+		rd = kvcalloc(rd_size, sizeof(*rd), GFP_KERNEL_ACCOUNT);
+		if (!rd) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
 
 	spin_lock_bh(&qp->lock);
 	if (qp->state != cur) {
 		/* The engine moved the QP to Error meanwhile. */
 		spin_unlock_bh(&qp->lock);
+		kvfree(rd);
 		err = -EINVAL;
 		goto out;
 	}
+	if (resize)
+		rd = sroce_resp_resize(qp, rd, rd_size);	/* the old one */
 	/*
 	 * A WR posted to a mapped queue in Error whose doorbell has not come
 	 * yet still completes flushed (IBA 10.3.1), as one posted through the
@@ -496,6 +525,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	spin_unlock_bh(&qp->lock);
 	sroce_qp_tx_flush(qp);
 	mutex_unlock(&qp->state_lock);
+	kvfree(rd);
 	sroce_qp_deliver_events(qp);
 	return 0;
 out:
@@ -573,6 +603,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
 		sroce_cq_forget_qp(to_scq(ibqp->recv_cq), qp);
 	kfree(qp->resp.wqe);
+	kvfree(qp->resp.rd);
 	dst_cache_destroy(&qp->dst_cache);
 	sroce_queue_free(&qp->sq);
 	sroce_queue_free(&qp->rq);

@@ -251,7 +251,7 @@ void sroce_resp_reset(struct sroce_qp *qp)
 	u32 i;
 
 	sroce_resp_drop_write(qp);
-	for (i = 0; i < SROCE_RD_RES; i++) {
+	for (i = 0; i < qp->resp.rd_size; i++) {
 		if (qp->resp.rd[i].mr)
 			sroce_mr_put(qp->resp.rd[i].mr);
 		qp->resp.rd[i].mr = NULL;
@@ -259,6 +259,50 @@ void sroce_resp_reset(struct sroce_qp *qp)
 	qp->resp.rd_next = qp->resp.rd_tail;
 	qp->resp.have_wqe = false;
 	qp->resp.cur = SROCE_MSG_NONE;
+}
+
+/* The resource at free-running index @i. */
+static struct sroce_rd_res *sroce_rd_at(struct sroce_resp *resp, u32 i)
+{
+	return &resp->rd[i & (resp->rd_size - 1)];
+}
+
+/**
+ * sroce_resp_resize - give the responder a new ring of read and atomic
+ *	resources
+ * @qp: the QP, with qp->lock held
+ * @rd: the new ring, zeroed, or NULL for none
+ * @size: its entries: 0 or a power of two
+ *
+ * The responder resources are the consumer's max_dest_rd_atomic (IBA
+ * 9.7.7.1: set at RTR, changed in SQD); modify_qp allocates them outside
+ * the lock.  The newest resources move over, the pending ones with them
+ * as far as they fit (a response dropped here is asked for again by the
+ * requester's retry); the rest give back their MRs.
+ *
+ * Return: the old ring, for the caller to free after the lock.
+ */
+struct sroce_rd_res *sroce_resp_resize(struct sroce_qp *qp,
+				       struct sroce_rd_res *rd, u32 size)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_rd_res *old = resp->rd;
+	u32 keep = min(size, resp->rd_size), i;
+
+	lockdep_assert_held(&qp->lock);
+	for (i = resp->rd_tail - resp->rd_size; i != resp->rd_tail; i++) {
+		struct sroce_rd_res *res = sroce_rd_at(resp, i);
+
+		if (resp->rd_tail - i <= keep)
+			rd[i & (size - 1)] = *res;
+		else if (res->mr)
+			sroce_mr_put(res->mr);
+	}
+	if (resp->rd_tail - resp->rd_next > keep)
+		resp->rd_next = resp->rd_tail - keep;
+	resp->rd = rd;
+	resp->rd_size = size;
+	return old;
 }
 
 /* Bytes per response packet; the last one carries the rest. */
@@ -285,8 +329,7 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 	if (resp->rd_next != resp->rd_tail)
 		sroce_resp_ack_flush(qp);	/* PSN order on the wire */
 	while (resp->rd_next != resp->rd_tail) {
-		struct sroce_rd_res *res = &resp->rd[resp->rd_next %
-						     SROCE_RD_RES];
+		struct sroce_rd_res *res = sroce_rd_at(resp, resp->rd_next);
 		struct sroce_pkt pkt;
 		u32 off, paylen = 0;
 		u8 op;
@@ -365,15 +408,19 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 	return false;
 }
 
-/* Queue a read or atomic response; false when the resources are used up. */
+/*
+ * Queue a read or atomic response; NULL when the resources are used up
+ * (the requester went past our max_dest_rd_atomic, IBA 9.7.7.1), or when
+ * the consumer gave none: a NAK Invalid Request, as rdma_rxe answers.
+ */
 static struct sroce_rd_res *sroce_rd_alloc(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
 	struct sroce_rd_res *res;
 
-	if (resp->rd_tail - resp->rd_next >= SROCE_RD_RES)
+	if (resp->rd_tail - resp->rd_next >= resp->rd_size)
 		return NULL;
-	res = &resp->rd[resp->rd_tail % SROCE_RD_RES];
+	res = sroce_rd_at(resp, resp->rd_tail);
 	if (res->mr)
 		sroce_mr_put(res->mr);
 	memset(res, 0, sizeof(*res));
@@ -514,7 +561,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		 * rather than sent first.
 		 */
 		for (i = resp->rd_next; i != resp->rd_tail; i++) {
-			struct sroce_rd_res *res = &resp->rd[i % SROCE_RD_RES];
+			struct sroce_rd_res *res = sroce_rd_at(resp, i);
 
 			if (res->op == IB_OPCODE_RDMA_READ_REQUEST &&
 			    sroce_psn_diff(res->psn, pkt->psn) >= 0)
@@ -524,7 +571,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		return;
 	}
 	if (pkt->info & SROCE_F_ATOMIC) {
-		for (i = 0; i < SROCE_RD_RES; i++) {
+		for (i = 0; i < resp->rd_size; i++) {
 			struct sroce_rd_res *res = &resp->rd[i];
 			struct sroce_rd_res *copy;
 			u64 orig = res->orig;

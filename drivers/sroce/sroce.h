@@ -83,7 +83,11 @@
 #define SROCE_MAX_MCG_ATTACH	4096	/* attachments per device */
 #define SROCE_MAX_SRQ_WR	32768
 #define SROCE_MAX_INLINE	256
-#define SROCE_MAX_RD_ATOMIC	16	/* responder resources per QP */
+/*
+ * Responder resources per QP (max_dest_rd_atomic), as rdma_rxe offers: a
+ * ring allocated when the consumer sets them (resp.c).
+ */
+#define SROCE_MAX_RD_ATOMIC	128
 /*
  * Initiator depth: only a counter on our side, so as deep as peers'
  * responders go (rdma_rxe offers 128; perftest sets the initiator depth
@@ -641,8 +645,6 @@ struct sroce_rd_res {
 	u64 orig;
 };
 
-#define SROCE_RD_RES	(SROCE_MAX_RD_ATOMIC + 1)
-
 /*
  * The multi-packet message a responder is in (IBA 9.7.4.1.3): a MIDDLE or
  * LAST packet must continue one of its kind.
@@ -678,7 +680,9 @@ enum sroce_resp_msg {
  * @resid: bytes of the RDMA WRITE in progress still expected
  * @wlen: length of the RDMA WRITE in progress (its RETH's), the byte_len
  *	of its completion when it carries an immediate
- * @rd: read and atomic resources, a ring of SROCE_RD_RES
+ * @rd: read and atomic resources, a ring of @rd_size (sroce_resp_resize())
+ * @rd_size: entries of @rd: 0, or max_dest_rd_atomic + 1 rounded up to a
+ *	power of two (the free-running indices below wrap with it)
  * @rd_next: the first resource with response packets to send
  * @rd_tail: the next free resource
  */
@@ -701,7 +705,8 @@ struct sroce_resp {
 	u64 va;
 	u32 resid;
 	u32 wlen;
-	struct sroce_rd_res rd[SROCE_RD_RES];
+	struct sroce_rd_res *rd;
+	u32 rd_size;
 	u32 rd_next;
 	u32 rd_tail;
 };
@@ -1189,6 +1194,8 @@ void sroce_resp_exit(void);
 void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 bool sroce_resp_tx(struct sroce_qp *qp, int budget);
 void sroce_resp_reset(struct sroce_qp *qp);
+struct sroce_rd_res *sroce_resp_resize(struct sroce_qp *qp,
+				       struct sroce_rd_res *rd, u32 size);
 void sroce_resp_flush_wqe(struct sroce_qp *qp);
 
 /* counters.c */

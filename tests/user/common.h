@@ -34,9 +34,14 @@ static inline int find_gid(struct ibv_context *ctx, union ibv_gid *gid)
 	return -1;
 }
 
-/* RESET to RTS, connected to QP @dqpn at @dgid. */
-static inline int to_rts_peer(struct ibv_qp *qp, uint32_t dqpn,
-			      int sgid_index, union ibv_gid *dgid)
+/*
+ * RESET to RTS, connected to QP @dqpn at @dgid, with @depth reads and
+ * atomics outstanding (max_rd_atomic) and @resources responder resources
+ * (max_dest_rd_atomic).
+ */
+static inline int to_rts_rd(struct ibv_qp *qp, uint32_t dqpn, int sgid_index,
+			    union ibv_gid *dgid, uint8_t depth,
+			    uint8_t resources)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT,
@@ -55,7 +60,7 @@ static inline int to_rts_peer(struct ibv_qp *qp, uint32_t dqpn,
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = dqpn;
 	a.rq_psn = 1;
-	a.max_dest_rd_atomic = 1;
+	a.max_dest_rd_atomic = resources;
 	a.min_rnr_timer = 12;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = 1;
@@ -73,10 +78,17 @@ static inline int to_rts_peer(struct ibv_qp *qp, uint32_t dqpn,
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
+	a.max_rd_atomic = depth;
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
 			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* RESET to RTS, connected to QP @dqpn at @dgid: one read at a time. */
+static inline int to_rts_peer(struct ibv_qp *qp, uint32_t dqpn,
+			      int sgid_index, union ibv_gid *dgid)
+{
+	return to_rts_rd(qp, dqpn, sgid_index, dgid, 1, 1);
 }
 
 /* RESET to RTS, connected to itself. */

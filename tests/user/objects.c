@@ -666,6 +666,103 @@ static int bind_status(struct ibv_pd *pd, struct ibv_cq *cq, int sgid,
 }
 
 /*
+ * Responder resources (IBA 9.7.7.1): a responder given max_qp_rd_atom of
+ * them answers as many READs posted at once, and one more is refused at
+ * RTR; a responder given none answers a READ with NAK Invalid Request, as
+ * rdma_rxe does.
+ */
+static void rd_resources(struct ibv_pd *pd, const struct ibv_device_attr *da,
+			 int sgid, union ibv_gid *gid)
+{
+	int max = da->max_qp_rd_atom, i, n = 0, bad_data = 0;
+	struct ibv_qp_init_attr qi = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = max, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	uint64_t *buf = calloc(2 * max, sizeof(*buf));
+	struct ibv_send_wr *wr = calloc(max, sizeof(*wr)), *bad;
+	struct ibv_sge *sge = calloc(max, sizeof(*sge));
+	struct ibv_qp *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	int err;
+
+	cq = ibv_create_cq(pd->context, 2 * max, NULL, NULL, 0);
+	mr = buf ? ibv_reg_mr(pd, buf, 2 * max * sizeof(*buf),
+			      IBV_ACCESS_LOCAL_WRITE |
+			      IBV_ACCESS_REMOTE_READ) : NULL;
+	if (cq && mr && wr && sge) {
+		qi.send_cq = cq;
+		qi.recv_cq = cq;
+		a = ibv_create_qp(pd, &qi);
+		b = ibv_create_qp(pd, &qi);
+	}
+	if (!a || !b || max < 1 || da->max_qp_init_rd_atom < max) {
+		tap(0, "responder resources: QPs, CQ and MR (max_qp_rd_atom %d, max_qp_init_rd_atom %d)",
+		    max, da->max_qp_init_rd_atom);
+		goto out;
+	}
+	err = to_rts_rd(b, a->qp_num, sgid, gid, 1, max + 1);
+	tap(err == EINVAL, "RTR with max_qp_rd_atom + 1 = %d responder resources fails with EINVAL (%d)",
+	    max + 1, err);
+	err = to_rts_rd(a, b->qp_num, sgid, gid, max, 1) ?:
+	      to_rts_rd(b, a->qp_num, sgid, gid, 1, max);
+	tap(!err, "RTS with %d reads outstanding and %d responder resources (%d)",
+	    max, max, err);
+	for (i = 0; i < max; i++) {
+		buf[i] = 0x5a00000000000000ull + i;
+		sge[i] = (struct ibv_sge){ (uintptr_t)&buf[max + i], 8,
+					   mr->lkey };
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = i, .sg_list = &sge[i], .num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { (uintptr_t)&buf[i], mr->rkey },
+			.next = i + 1 < max ? &wr[i + 1] : NULL,
+		};
+	}
+	if (!err && !ibv_post_send(a, wr, &bad))
+		for (n = 0; n < max && poll_wc(cq, &wc) &&
+		     wc.status == IBV_WC_SUCCESS && wc.wr_id == (uint64_t)n; n++)
+			;
+	for (i = 0; i < max; i++)
+		bad_data += buf[max + i] != buf[i];
+	tap(n == max && !bad_data,
+	    "%d READs posted at once complete in order, data right (%d completed, %d wrong)",
+	    max, n, bad_data);
+
+	c = ibv_create_qp(pd, &qi);
+	d = ibv_create_qp(pd, &qi);
+	err = c && d ? to_rts_rd(c, d->qp_num, sgid, gid, 1, 1) ?:
+		       to_rts_rd(d, c->qp_num, sgid, gid, 1, 0) : -1;
+	wr[0].next = NULL;
+	n = -1;
+	if (!err && !ibv_post_send(c, wr, &bad) && poll_wc(cq, &wc))
+		n = wc.status;
+	tap(n == IBV_WC_REM_INV_REQ_ERR,
+	    "a READ to a responder without resources: remote invalid request (%d: %s)",
+	    n, n >= 0 ? ibv_wc_status_str(n) : "none");
+out:
+	if (d)
+		ibv_destroy_qp(d);
+	if (c)
+		ibv_destroy_qp(c);
+	if (b)
+		ibv_destroy_qp(b);
+	if (a)
+		ibv_destroy_qp(a);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (cq)
+		ibv_destroy_cq(cq);
+	free(sge);
+	free(wr);
+	free(buf);
+}
+
+/*
  * max_mw windows can be allocated (the device has none of its own), the
  * next one fails with ENOMEM, and after one is freed one more can be.
  */
@@ -1286,6 +1383,7 @@ int main(int argc, char **argv)
 		mw_fill(pd, dattr.orig_attr.max_mw);
 	atomic_write(ctx, pd, sgid, &gid, !getenv("SROCE_MAPPED") ||
 		     strcmp(getenv("SROCE_MAPPED"), "0"));
+	rd_resources(pd, &dattr.orig_attr, sgid, &gid);
 	/* Pinning a million pages is slow under emulation: once is enough. */
 	if (!getenv("SROCE_MAPPED") || strcmp(getenv("SROCE_MAPPED"), "0"))
 		big_mr(&dattr.orig_attr, pd, cq, sgid, &gid);

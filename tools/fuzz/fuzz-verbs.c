@@ -1059,8 +1059,8 @@ static void rand_attr(struct thr *t, struct ibv_qp_attr *a, int sane)
 	a->alt_pkey_index = any32(t) & 0xffff;
 	a->en_sqd_async_notify = rn(t, 2);
 	a->sq_draining = rn(t, 2);
-	a->max_rd_atomic = sane ? rn(t, 17) : any32(t) & 0xff;
-	a->max_dest_rd_atomic = sane ? rn(t, 17) : any32(t) & 0xff;
+	a->max_rd_atomic = sane ? rn(t, 129) : any32(t) & 0xff;
+	a->max_dest_rd_atomic = sane ? rn(t, 129) : any32(t) & 0xff;
 	a->min_rnr_timer = sane ? rn(t, 32) : any32(t) & 0xff;
 	a->port_num = sane || chance(t, 50) ? 1 : any32(t) & 0xff;
 	a->timeout = sane ? rn(t, 24) : any32(t) & 0xff;
