@@ -158,19 +158,26 @@ bench-sweep: deps
 # A profile, not a benchmark: perf in both VMs during a 64 KiB WRITE and a
 # 64 B SEND stream, sroce then rdma_rxe; flat profiles in build/profile/,
 # and a timeline from tracepoints (build/profile/timeline.txt).  PERF=0:
-# the timeline only.
+# the timeline only.  FUNCS=1: only the time per function call of the WRITE
+# stream and a READ ping (function_graph, build/profile/functions.txt).
 profile: deps
 	@$(MAKE) --no-print-directory modules provider
 	@echo "profile: two VMs, perf during perftest, sroce then rdma_rxe (about 5 minutes)..."
 	@rm -rf $(BUILD)/vm/profile-vm/shared/profile-*.txt \
-		$(BUILD)/vm/profile-vm/shared/trace-*.txt $(BUILD)/profile
+		$(BUILD)/vm/profile-vm/shared/trace-*.txt \
+		$(BUILD)/vm/profile-vm/shared/funcs-*.txt $(BUILD)/profile
 	@SROCE_ARG_PROFILE_STACKS="$(STACKS)" SROCE_ARG_PROFILE_PERF=$(or $(PERF),1) \
+		SROCE_ARG_PROFILE_FUNCS=$(or $(FUNCS),0) \
 		tools/vm/run $(VMARGS) tools/bench/profile-vm.sh > $(BUILD)/profile.tap; \
 	rc=$$?; mkdir -p $(BUILD)/profile; \
-	cp $(BUILD)/vm/profile-vm/shared/profile-*.txt \
+	cp $(BUILD)/vm/profile-vm/shared/profile-*.txt $(BUILD)/vm/profile-vm/shared/funcs-*.txt \
 		$(BUILD)/vm/profile-vm/shared/trace-*.txt $(BUILD)/profile/ 2>/dev/null; \
 	for f in $(BUILD)/profile/profile-*.txt; do [ -e "$$f" ] && head -16 "$$f"; done; \
-	tools/bench/trace-report $(BUILD)/profile/trace-*.txt | tee $(BUILD)/profile/timeline.txt || rc=1; \
+	if [ "$(FUNCS)" = 1 ]; then \
+		tools/bench/func-report $(BUILD)/profile/funcs-*.txt | tee $(BUILD)/profile/functions.txt || rc=1; \
+	else \
+		tools/bench/trace-report $(BUILD)/profile/trace-*.txt | tee $(BUILD)/profile/timeline.txt || rc=1; \
+	fi; \
 	if [ $$rc -ne 0 ]; then grep -v '^ *ok' $(BUILD)/profile.tap | head -40; fi; exit $$rc
 
 # NVMe-oF over sroce, rdma_rxe and NVMe/TCP: build/bench-nvmeof/bench.{csv,json}.

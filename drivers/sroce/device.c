@@ -309,7 +309,12 @@ static void sroce_init_attrs(struct sroce_dev *sdev)
 			      IB_DEVICE_BAD_QKEY_CNTR |
 			      /* windows of type 1 and 2B (mw.c) */
 			      IB_DEVICE_MEM_WINDOW |
-			      IB_DEVICE_MEM_WINDOW_TYPE_2B;
+			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
+			      /*
+			       * An AV names port 1, the QP's one port
+			       * (sroce_av_from_attr()).
+			       */
+			      IB_DEVICE_UD_AV_PORT_ENFORCE;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SROCE_MAX_SGE;
 	a->max_recv_sge = SROCE_MAX_SGE;

@@ -707,6 +707,13 @@ static void rd_resources(struct ibv_pd *pd, const struct ibv_device_attr *da,
 	err = to_rts_rd(b, a->qp_num, sgid, gid, 1, max + 1);
 	tap(err == EINVAL, "RTR with max_qp_rd_atom + 1 = %d responder resources fails with EINVAL (%d)",
 	    max + 1, err);
+	c = ibv_create_qp(pd, &qi);
+	err = c ? to_rts_rd(c, a->qp_num, sgid, gid,
+			    da->max_qp_init_rd_atom + 1, 1) : -1;
+	tap(err == EINVAL, "RTS with max_qp_init_rd_atom + 1 = %d reads outstanding fails with EINVAL (%d)",
+	    da->max_qp_init_rd_atom + 1, err);
+	if (c)
+		ibv_destroy_qp(c);
 	err = to_rts_rd(a, b->qp_num, sgid, gid, max, 1) ?:
 	      to_rts_rd(b, a->qp_num, sgid, gid, 1, max);
 	tap(!err, "RTS with %d reads outstanding and %d responder resources (%d)",
@@ -1466,6 +1473,18 @@ int main(int argc, char **argv)
 	tap(ah != NULL, "ibv_create_ah to our own IPv4 GID");
 	if (ah)
 		tap(!ibv_destroy_ah(ah), "ibv_destroy_ah");
+	/* IBV_DEVICE_UD_AV_PORT_ENFORCE: an AV names the QP's one port. */
+	aha.port_num = 2;
+	errno = 0;
+	ah = ibv_create_ah(pd, &aha);
+	err = errno;
+	tap((dattr.orig_attr.device_cap_flags & IBV_DEVICE_UD_AV_PORT_ENFORCE) &&
+	   !ah && err == EINVAL,
+	   "UD_AV_PORT_ENFORCE: ibv_create_ah on port 2 fails with EINVAL (%d)",
+	   err);
+	if (ah)
+		ibv_destroy_ah(ah);
+	aha.port_num = 1;
 	aha.grh.sgid_index = 63;
 	errno = 0;
 	tap(!ibv_create_ah(pd, &aha), "ibv_create_ah with an empty sgid_index fails (%d)",

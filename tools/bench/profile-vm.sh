@@ -12,6 +12,8 @@
 # SROCE_ARG_PROFILE_STACKS (make profile STACKS=sroce,rxe) chooses the stacks,
 # SROCE_ARG_PROFILE_SECONDS each run's length (default 20),
 # SROCE_ARG_PROFILE_PERF=0 (make profile PERF=0) skips perf: timelines only.
+# SROCE_ARG_PROFILE_FUNCS=1 (make profile FUNCS=1) runs only the function
+# profile below, of the WRITE stream and the READ ping.
 #
 # Then a timeline of the same two streams and of a 64 B READ ping-pong
 # (ib_read_lat) from tracepoints (the trace clock, not a sampling timer):
@@ -93,7 +95,53 @@ timeline() {
 		grep -q net_dev_xmit "$out"
 }
 
+# functions STACK RUN PORT COL ARGS...: perftest under the function_graph
+# tracer for TIMELINE_SECONDS once the stream has run for 5 s, limited to
+# the stack module's functions and a few of the kernel's they call (those
+# a packet or a post goes through), to $SHARED/funcs-STACK-RUN-vmN.txt for
+# tools/bench/func-report: what one call of each costs, on the trace clock.
+functions() {
+	local stack=$1 run=$2 port=$3 col=$4 mod=sroce pid f len
+	shift 4
+	[ "$stack" = rxe ] && mod=rdma_rxe
+	len=(-D $((TIMELINE_SECONDS + 10)))
+	case $run in *lat) len=() ;; esac
+	echo 0 > $TRACING/tracing_on
+	echo nop > $TRACING/current_tracer
+	echo 16384 > $TRACING/buffer_size_kb
+	echo "*:mod:$mod" > $TRACING/set_ftrace_filter
+	for f in ip_local_out ip6_local_out __dev_queue_xmit __alloc_skb \
+		 kfree_skb_reason consume_skb crc32_le crypto_shash_update \
+		 skb_copy_bits __ip_select_ident dst_cache_get \
+		 udp_tunnel_xmit_skb __udp4_lib_rcv ib_uverbs_write \
+		 ib_uverbs_ioctl ib_uverbs_post_send ib_uverbs_poll_cq \
+		 ib_uverbs_req_notify_cq virtnet_poll start_xmit \
+		 _copy_from_user _copy_to_user; do
+		echo "$f" >> $TRACING/set_ftrace_filter 2>/dev/null
+	done
+	echo function_graph > $TRACING/current_tracer
+	echo 1 > $TRACING/options/funcgraph-tail
+	: > $TRACING/trace
+	vm_barrier "fn-$stack-$run"
+	(sleep 5; echo 1 > $TRACING/tracing_on; sleep "$TIMELINE_SECONDS"
+	 echo 0 > $TRACING/tracing_on) &
+	pid=$!
+	perf_pair "$port" "$col" "$@" -d "$DEV" -x "$g" -F "${len[@]}" ||
+		diag "$stack $run: perftest failed"
+	wait "$pid"
+	cat $TRACING/trace > "$SHARED/funcs-$stack-$run-vm$VM_ID.txt"
+	echo nop > $TRACING/current_tracer
+	: > $TRACING/set_ftrace_filter
+	check "$stack $run: a function trace" \
+		grep -q ' us ' "$SHARED/funcs-$stack-$run-vm$VM_ID.txt"
+}
+
 runs() {	# runs STACK PORTBASE
+	if [ "${SROCE_ARG_PROFILE_FUNCS:-0}" = 1 ]; then
+		functions "$1" write64k $(($2 + 21)) 4 ib_write_bw -s 65536
+		functions "$1" readlat $(($2 + 23)) 5 ib_read_lat -s 64 -n 20000
+		return
+	fi
 	if [ "${SROCE_ARG_PROFILE_PERF:-1}" = 1 ]; then
 		profile "$1" write64k $(($2 + 1)) 4 ib_write_bw -s 65536 -D "$PERF_SECONDS"
 		profile "$1" send64 $(($2 + 2)) 5 ib_send_bw -s 64 -D "$PERF_SECONDS"
