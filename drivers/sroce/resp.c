@@ -251,11 +251,15 @@ void sroce_resp_reset(struct sroce_qp *qp)
 	u32 i;
 
 	sroce_resp_drop_write(qp);
-	for (i = 0; i < qp->resp.rd_size; i++) {
+	for (i = 0; i < qp->resp.rd_size; i++)
 		if (qp->resp.rd[i].mr)
 			sroce_mr_put(qp->resp.rd[i].mr);
-		qp->resp.rd[i].mr = NULL;
-	}
+	/*
+	 * The answered atomics go too: a duplicate that reaches the QP's
+	 * next connection must not be answered with this one's values.
+	 */
+	if (qp->resp.rd_size)
+		memset(qp->resp.rd, 0, qp->resp.rd_size * sizeof(*qp->resp.rd));
 	qp->resp.rd_next = qp->resp.rd_tail;
 	qp->resp.have_wqe = false;
 	qp->resp.cur = SROCE_MSG_NONE;

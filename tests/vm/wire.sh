@@ -31,6 +31,8 @@
 #   cli         roce_packet.py's command line sends a WRITE, shows the ACK
 #   atomic_write  RDMA Atomic Write: lands and is ACKed, a duplicate is not
 #               written again, none on UC, a misaligned target is NAKed
+#   atomic_replay FETCH_ADD answered, its duplicate replayed without adding;
+#               after RESET and a new connection, not replayed
 . tests/lib/vm.sh
 
 REGRESS="$SROCE_SRC/tools/fuzz/wire-regress"
@@ -58,7 +60,7 @@ fake_peer_up
 before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
-	 atomic_write; do
+	 atomic_write atomic_replay; do
 	scenario "$s"
 done
 
