@@ -203,40 +203,50 @@ static struct sroce_rd_res *sroce_kunit_rd(struct sroce_qp *qp, u32 i)
 	return &qp->resp.rd[i & (qp->resp.rd_size - 1)];
 }
 
-/* Resize @qp's ring to @size entries; the old ring is freed. */
-static void sroce_kunit_rd_resize(struct kunit *test, struct sroce_qp *qp,
-				  u32 size)
+/* Resize @qp's ring to @size entries; the ring left over is freed. */
+static int sroce_kunit_rd_resize(struct kunit *test, struct sroce_qp *qp,
+				 u32 size)
 {
 	struct sroce_rd_res *rd = NULL;
+	int err;
 
 	if (size) {
 		rd = kcalloc(size, sizeof(*rd), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, rd);
 	}
 	spin_lock_bh(&qp->lock);
-	rd = sroce_resp_resize(qp, rd, size);
+	err = sroce_resp_resize(qp, &rd, size);
 	spin_unlock_bh(&qp->lock);
 	kfree(rd);
+	return err;
+}
+
+static struct sroce_qp *sroce_kunit_rd_qp(struct kunit *test)
+{
+	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	spin_lock_init(&qp->lock);
+	return qp;
 }
 
 /*
  * Pending resources move to a larger ring in order, across the wrap of the
- * free-running indices; a smaller ring keeps the newest; none drops all.
+ * free-running indices; a ring too small for them is refused, and taken
+ * once they are answered; none drops the ring.
  */
 static void sroce_rd_ring_resizes(struct kunit *test)
 {
-	struct sroce_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	struct sroce_qp *qp = sroce_kunit_rd_qp(test);
 	u32 i;
 
-	KUNIT_ASSERT_NOT_NULL(test, qp);
-	spin_lock_init(&qp->lock);
-	sroce_kunit_rd_resize(test, qp, 4);
+	KUNIT_EXPECT_EQ(test, sroce_kunit_rd_resize(test, qp, 4), 0);
 	qp->resp.rd_next = U32_MAX - 1;
 	qp->resp.rd_tail = U32_MAX - 1;
 	for (i = 0; i < 3; i++)
 		sroce_kunit_rd(qp, qp->resp.rd_tail++)->psn = 100 + i;
 
-	sroce_kunit_rd_resize(test, qp, 8);
+	KUNIT_EXPECT_EQ(test, sroce_kunit_rd_resize(test, qp, 8), 0);
 	KUNIT_EXPECT_EQ(test, qp->resp.rd_size, 8U);
 	KUNIT_EXPECT_EQ(test, qp->resp.rd_tail - qp->resp.rd_next, 3U);
 	for (i = 0; i < 3; i++)
@@ -244,15 +254,49 @@ static void sroce_rd_ring_resizes(struct kunit *test)
 				sroce_kunit_rd(qp, qp->resp.rd_next + i)->psn,
 				100 + i);
 
-	sroce_kunit_rd_resize(test, qp, 2);
-	KUNIT_EXPECT_EQ(test, qp->resp.rd_tail - qp->resp.rd_next, 2U);
-	KUNIT_EXPECT_EQ(test, sroce_kunit_rd(qp, qp->resp.rd_next)->psn, 101U);
-	KUNIT_EXPECT_EQ(test, sroce_kunit_rd(qp, qp->resp.rd_next + 1)->psn,
-			102U);
+	/* Three pending need four entries (one spare). */
+	KUNIT_EXPECT_EQ(test, sroce_kunit_rd_resize(test, qp, 2), -EBUSY);
+	KUNIT_EXPECT_EQ(test, qp->resp.rd_size, 8U);
+	qp->resp.rd_next += 2;		/* two answered */
+	KUNIT_EXPECT_EQ(test, sroce_kunit_rd_resize(test, qp, 2), 0);
+	KUNIT_EXPECT_EQ(test, qp->resp.rd_tail - qp->resp.rd_next, 1U);
+	KUNIT_EXPECT_EQ(test, sroce_kunit_rd(qp, qp->resp.rd_next)->psn, 102U);
+	/* the answered one before it is kept for its duplicates */
+	KUNIT_EXPECT_EQ(test, sroce_kunit_rd(qp, qp->resp.rd_next - 1)->psn,
+			101U);
 
-	sroce_kunit_rd_resize(test, qp, 0);
-	KUNIT_EXPECT_EQ(test, qp->resp.rd_next, qp->resp.rd_tail);
+	KUNIT_EXPECT_EQ(test, sroce_kunit_rd_resize(test, qp, 0), -EBUSY);
+	qp->resp.rd_next++;
+	KUNIT_EXPECT_EQ(test, sroce_kunit_rd_resize(test, qp, 0), 0);
 	KUNIT_EXPECT_NULL(test, qp->resp.rd);
+}
+
+/*
+ * IBA 9.7.7.1: max_dest_rd_atomic resources pending, one more for a
+ * duplicate READ, then none until one is answered; none at all without a
+ * ring.
+ */
+static void sroce_rd_alloc_limits(struct kunit *test)
+{
+	struct sroce_qp *qp = sroce_kunit_rd_qp(test);
+	int i;
+
+	spin_lock_bh(&qp->lock);
+	KUNIT_EXPECT_NULL(test, sroce_rd_alloc(qp));
+	spin_unlock_bh(&qp->lock);
+
+	qp->attr.max_dest_rd_atomic = 4;
+	KUNIT_EXPECT_EQ(test, sroce_kunit_rd_resize(test, qp, 8), 0);
+	spin_lock_bh(&qp->lock);
+	for (i = 0; i < 5; i++)
+		KUNIT_EXPECT_NOT_NULL(test, sroce_rd_alloc(qp));
+	KUNIT_EXPECT_NULL(test, sroce_rd_alloc(qp));
+	qp->resp.rd_next++;
+	KUNIT_EXPECT_NOT_NULL(test, sroce_rd_alloc(qp));
+	KUNIT_EXPECT_NULL(test, sroce_rd_alloc(qp));
+	qp->resp.rd_next = qp->resp.rd_tail;
+	spin_unlock_bh(&qp->lock);
+	KUNIT_EXPECT_EQ(test, sroce_kunit_rd_resize(test, qp, 0), 0);
 }
 
 /* ---- wire format: the opcode table (IBA 9.2.1 table 38) ---- */
@@ -396,6 +440,7 @@ static void sroce_icrc_of_frags(struct kunit *test)
 static struct kunit_case sroce_wire_cases[] = {
 	KUNIT_CASE(sroce_psn_wraps),
 	KUNIT_CASE(sroce_rd_ring_resizes),
+	KUNIT_CASE(sroce_rd_alloc_limits),
 	KUNIT_CASE(sroce_opcode_headers),
 	KUNIT_CASE(sroce_icrc_masks),
 	KUNIT_CASE(sroce_icrc_of_frags),

@@ -79,6 +79,38 @@ static void sroce_uring_flush(struct sroce_qp *qp, struct sroce_queue *q,
 }
 
 /**
+ * sroce_uring_flush_stale - complete flushed what a mapped queue holds
+ *	before the QP takes WRs again
+ * @qp: the QP, with qp->lock held, going RESET -> INIT (@q its RQ) or
+ *	RTR -> RTS (@q its SQ): the queue itself is empty
+ * @q: the queue
+ *
+ * The provider refuses posts in RESET, and an SQ post before RTS (IBA
+ * 10.8.2), so an entry found here was written by a post in Error that
+ * came after the flush on the way to RESET, or by one that raced the
+ * transition.  Its post returned success: it completes flushed (IBA
+ * 10.3.1), before anything the new connection does, and is never sent.
+ */
+void sroce_uring_flush_stale(struct sroce_qp *qp, struct sroce_queue *q)
+{
+	bool recv = q == &qp->rq;
+	unsigned long flags;
+
+	lockdep_assert_held(&qp->lock);
+	sroce_uring_flush(qp, q, recv ? qp->ibqp.recv_cq : qp->ibqp.send_cq,
+			  recv);
+	/*
+	 * The flush set the doorbell flag: an idle SQ keeps it (the next
+	 * post rings), an RQ in INIT needs none (the responder takes it).
+	 */
+	if (recv) {
+		spin_lock_irqsave(&q->lock, flags);
+		WRITE_ONCE(q->ring->doorbell, 0);
+		spin_unlock_irqrestore(&q->lock, flags);
+	}
+}
+
+/**
  * sroce_uring_doorbell_err - a doorbell on a mapped queue of a QP in Error
  * @qp: the QP (process context: the doorbell is a uverbs command)
  *

@@ -398,6 +398,9 @@ static void sroce_qp_reset(struct sroce_qp *qp, enum ib_qp_state cur)
 	qp->resp.ack_pending = false;
 	qp->resp.ack_due = false;	/* ack_queued: the batch's to clear */
 	memset(&qp->attr, 0, sizeof(qp->attr));
+	/* query_qp shows no AV until the next RTR sets one. */
+	memset(&qp->av, 0, sizeof(qp->av));
+	dst_cache_reset(&qp->dst_cache);
 }
 
 /* Engine state that follows from the attributes just applied. */
@@ -491,8 +494,15 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		err = -EINVAL;
 		goto out;
 	}
-	if (resize)
-		rd = sroce_resp_resize(qp, rd, rd_size);	/* the old one */
+	/* A shrink in SQD must keep the reads and atomics pending. */
+	if (resize && sroce_resp_resize(qp, &rd, rd_size)) {
+		spin_unlock_bh(&qp->lock);
+		kvfree(rd);
+		ibdev_dbg(ibqp->device, "QP %u: max_dest_rd_atomic %u below the pending reads\n",
+			  ibqp->qp_num, attr->max_dest_rd_atomic);
+		err = -EBUSY;
+		goto out;
+	}
 	/*
 	 * A WR posted to a mapped queue in Error whose doorbell has not come
 	 * yet still completes flushed (IBA 10.3.1), as one posted through the
@@ -503,6 +513,15 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		sroce_qp_flush(qp);
 	if (next == IB_QPS_RESET && cur != IB_QPS_RESET)
 		sroce_qp_reset(qp, cur);
+	/*
+	 * What a mapped queue holds where it first takes WRs again was
+	 * posted in Error or raced the way to RESET: flushed, never sent on
+	 * the new connection.
+	 */
+	if (cur == IB_QPS_RESET && next == IB_QPS_INIT && qp->rq.ring)
+		sroce_uring_flush_stale(qp, &qp->rq);
+	if (cur == IB_QPS_RTR && next == IB_QPS_RTS && qp->sq.ring)
+		sroce_uring_flush_stale(qp, &qp->sq);
 	sroce_apply_attr(qp, attr, mask, &av);
 	sroce_qp_engine_attr(qp, mask, cur, next);
 	if (next == IB_QPS_ERR) {

@@ -251,9 +251,10 @@ void sroce_resp_reset(struct sroce_qp *qp)
 	u32 i;
 
 	sroce_resp_drop_write(qp);
-	for (i = 0; i < qp->resp.rd_size; i++)
+	for (i = 0; i < qp->resp.rd_size; i++) {
 		if (qp->resp.rd[i].mr)
 			sroce_mr_put(qp->resp.rd[i].mr);
+	}
 	/*
 	 * The answered atomics go too: a duplicate that reaches the QP's
 	 * next connection must not be answered with this one's values.
@@ -275,38 +276,42 @@ static struct sroce_rd_res *sroce_rd_at(struct sroce_resp *resp, u32 i)
  * sroce_resp_resize - give the responder a new ring of read and atomic
  *	resources
  * @qp: the QP, with qp->lock held
- * @rd: the new ring, zeroed, or NULL for none
- * @size: its entries: 0 or a power of two
+ * @rd: in: the new ring, zeroed, or NULL for none; out: the old ring, for
+ *	the caller to free after the lock (the new one when refused)
+ * @size: the new ring's entries: 0 or a power of two
  *
  * The responder resources are the consumer's max_dest_rd_atomic (IBA
  * 9.7.7.1: set at RTR, changed in SQD); modify_qp allocates them outside
- * the lock.  The newest resources move over, the pending ones with them
- * as far as they fit (a response dropped here is asked for again by the
- * requester's retry); the rest give back their MRs.
+ * the lock.  Every pending resource moves over, with a free entry to
+ * spare (a duplicate READ takes one before the ones it replaces are
+ * reaped), and as many answered ones as fit, newest first, so their
+ * duplicates are still answered.  A pending atomic's answer cannot be
+ * asked for again, so a ring too small for the pending ones is refused.
  *
- * Return: the old ring, for the caller to free after the lock.
+ * Return: 0, or -EBUSY when more resources are pending than @size holds.
  */
-struct sroce_rd_res *sroce_resp_resize(struct sroce_qp *qp,
-				       struct sroce_rd_res *rd, u32 size)
+int sroce_resp_resize(struct sroce_qp *qp, struct sroce_rd_res **rd, u32 size)
 {
 	struct sroce_resp *resp = &qp->resp;
 	struct sroce_rd_res *old = resp->rd;
-	u32 keep = min(size, resp->rd_size), i;
+	u32 keep = min(size, resp->rd_size), pending, i;
 
 	lockdep_assert_held(&qp->lock);
+	pending = resp->rd_tail - resp->rd_next;
+	if (pending && pending >= size)
+		return -EBUSY;
 	for (i = resp->rd_tail - resp->rd_size; i != resp->rd_tail; i++) {
 		struct sroce_rd_res *res = sroce_rd_at(resp, i);
 
 		if (resp->rd_tail - i <= keep)
-			rd[i & (size - 1)] = *res;
-		else if (res->mr)
+			(*rd)[i & (size - 1)] = *res;
+		else if (res->mr)	/* answered: none held, but be sure */
 			sroce_mr_put(res->mr);
 	}
-	if (resp->rd_tail - resp->rd_next > keep)
-		resp->rd_next = resp->rd_tail - keep;
-	resp->rd = rd;
+	resp->rd = *rd;
 	resp->rd_size = size;
-	return old;
+	*rd = old;
+	return 0;
 }
 
 /* Bytes per response packet; the last one carries the rest. */
@@ -412,17 +417,27 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 	return false;
 }
 
-/*
- * Queue a read or atomic response; NULL when the resources are used up
- * (the requester went past our max_dest_rd_atomic, IBA 9.7.7.1), or when
- * the consumer gave none: a NAK Invalid Request, as rdma_rxe answers.
+/**
+ * sroce_rd_alloc - take a responder resource for a read or atomic
+ * @qp: the QP, with qp->lock held
+ *
+ * At most max_dest_rd_atomic resources are pending, and one more for a
+ * duplicate READ that replaces pending ones not yet reaped.
+ *
+ * Return: the resource, zeroed; NULL when the resources are used up (the
+ * requester went past our max_dest_rd_atomic, IBA 9.7.7.1) or the
+ * consumer gave none: the caller answers NAK Invalid Request, as
+ * rdma_rxe does.
  */
-static struct sroce_rd_res *sroce_rd_alloc(struct sroce_qp *qp)
+struct sroce_rd_res *sroce_rd_alloc(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
+	u32 limit = min_t(u32, resp->rd_size,
+			  qp->attr.max_dest_rd_atomic + 1);
 	struct sroce_rd_res *res;
 
-	if (resp->rd_tail - resp->rd_next >= resp->rd_size)
+	lockdep_assert_held(&qp->lock);
+	if (resp->rd_tail - resp->rd_next >= limit)
 		return NULL;
 	res = sroce_rd_at(resp, resp->rd_tail);
 	if (res->mr)

@@ -682,7 +682,8 @@ enum sroce_resp_msg {
  *	of its completion when it carries an immediate
  * @rd: read and atomic resources, a ring of @rd_size (sroce_resp_resize())
  * @rd_size: entries of @rd: 0, or max_dest_rd_atomic + 1 rounded up to a
- *	power of two (the free-running indices below wrap with it)
+ *	power of two (the free-running indices below wrap with it); from
+ *	RESET until the next RTR the ring of the last connection, cleared
  * @rd_next: the first resource with response packets to send
  * @rd_tail: the next free resource
  */
@@ -1194,8 +1195,8 @@ void sroce_resp_exit(void);
 void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 bool sroce_resp_tx(struct sroce_qp *qp, int budget);
 void sroce_resp_reset(struct sroce_qp *qp);
-struct sroce_rd_res *sroce_resp_resize(struct sroce_qp *qp,
-				       struct sroce_rd_res *rd, u32 size);
+int sroce_resp_resize(struct sroce_qp *qp, struct sroce_rd_res **rd, u32 size);
+struct sroce_rd_res *sroce_rd_alloc(struct sroce_qp *qp);
 void sroce_resp_flush_wqe(struct sroce_qp *qp);
 
 /* counters.c */
@@ -1217,6 +1218,7 @@ void sroce_qp_flush(struct sroce_qp *qp);
 void sroce_flush_wr(struct sroce_qp *qp, struct ib_cq *ibcq, u64 wr_id,
 		    bool recv);
 void sroce_uring_doorbell_err(struct sroce_qp *qp);
+void sroce_uring_flush_stale(struct sroce_qp *qp, struct sroce_queue *q);
 
 /* mr.c */
 struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access);

@@ -122,7 +122,9 @@ void sroce_uring_publish(struct sroce_queue *q)
  * IBA 10.3.1: WRs are dropped without completions on the way to RESET.
  * From Error nothing is dropped: what the ring held was flushed just
  * before, and an entry the process wrote since was posted in Error as far
- * as it knew: it is taken once the QP is back in RTS, never lost.
+ * as it knew.  Such an entry, or one a post that raced the way to RESET
+ * wrote later, completes flushed where the queue next takes WRs
+ * (sroce_uring_flush_stale()), never on the QP's next connection.
  */
 void sroce_uring_reset(struct sroce_queue *q, bool doorbell, bool drop)
 {
