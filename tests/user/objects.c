@@ -751,6 +751,24 @@ static void rd_resources(struct ibv_pd *pd, const struct ibv_device_attr *da,
 	tap(n == IBV_WC_REM_INV_REQ_ERR,
 	    "a READ to a responder without resources: remote invalid request (%d: %s)",
 	    n, n >= 0 ? ibv_wc_status_str(n) : "none");
+
+	/* RESET forgets the connection: no AV, no peer, no resources. */
+	{
+		struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RESET };
+		struct ibv_qp_init_attr qia;
+
+		err = ibv_modify_qp(a, &qa, IBV_QP_STATE);
+		memset(&qa, 0xff, sizeof(qa));
+		err = err ?: ibv_query_qp(a, &qa, IBV_QP_STATE | IBV_QP_AV |
+					  IBV_QP_DEST_QPN |
+					  IBV_QP_MAX_DEST_RD_ATOMIC, &qia);
+		tap(!err && qa.qp_state == IBV_QPS_RESET &&
+		    !qa.ah_attr.is_global && !qa.dest_qp_num &&
+		    !qa.max_dest_rd_atomic,
+		    "query_qp after RESET shows no AV, peer or responder resources (%d: global %d, dest_qp %u, %u)",
+		    err, qa.ah_attr.is_global, qa.dest_qp_num,
+		    qa.max_dest_rd_atomic);
+	}
 out:
 	if (d)
 		ibv_destroy_qp(d);
