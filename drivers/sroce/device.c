@@ -326,6 +326,7 @@ static void sroce_init_attrs(struct sroce_dev *sdev)
 	a->max_pd = SROCE_MAX_PD;
 	a->max_qp_rd_atom = SROCE_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = SROCE_MAX_INIT_RD_ATOMIC;
+	/* No device-wide pool: each QP has its own ring (resp.c). */
 	a->max_res_rd_atom = SROCE_MAX_RD_ATOMIC * SROCE_MAX_QP;
 	/* Atomics are CPU atomics on the target word (resp.c). */
 	a->atomic_cap = IB_ATOMIC_HCA;
