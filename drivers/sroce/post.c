@@ -55,9 +55,9 @@ void sroce_flush_wr(struct sroce_qp *qp, struct ib_cq *ibcq, u64 wr_id,
 
 /*
  * The entries of a mapped queue not taken yet complete flushed, one at a
- * time outside the queue's lock (a completion handler may post), one
- * ring's worth at most: an honest provider has no more, and a process
- * that writes more gets them flushed by its next doorbell, at its cost.
+ * time, each after the queue's lock is dropped, one ring's worth at most:
+ * an honest provider has no more, and a process that writes more gets
+ * them flushed by its next doorbell, at its cost.
  */
 static void sroce_uring_flush(struct sroce_qp *qp, struct sroce_queue *q,
 			      struct ib_cq *ibcq, bool recv)
@@ -81,8 +81,8 @@ static void sroce_uring_flush(struct sroce_qp *qp, struct sroce_queue *q,
 /**
  * sroce_uring_flush_stale - complete flushed what a mapped queue holds
  *	before the QP takes WRs again
- * @qp: the QP, with qp->lock held, going RESET -> INIT (@q its RQ) or
- *	RTR -> RTS (@q its SQ): the queue itself is empty
+ * @qp: the QP, with qp->lock held, going RESET -> INIT (@q its RQ or
+ *	SQ) or RTR -> RTS (@q its SQ): the queue itself is empty
  * @q: the queue
  *
  * The provider refuses posts in RESET, and an SQ post before RTS (IBA

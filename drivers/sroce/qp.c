@@ -514,12 +514,16 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (next == IB_QPS_RESET && cur != IB_QPS_RESET)
 		sroce_qp_reset(qp, cur);
 	/*
-	 * What a mapped queue holds where it first takes WRs again was
-	 * posted in Error or raced the way to RESET: flushed, never sent on
-	 * the new connection.
+	 * What a mapped queue holds when the QP leaves RESET, or the SQ
+	 * when it enters RTS, was posted in Error or raced the way to
+	 * RESET: flushed, never sent on the new connection.
 	 */
-	if (cur == IB_QPS_RESET && next == IB_QPS_INIT && qp->rq.ring)
-		sroce_uring_flush_stale(qp, &qp->rq);
+	if (cur == IB_QPS_RESET && next == IB_QPS_INIT) {
+		if (qp->rq.ring)
+			sroce_uring_flush_stale(qp, &qp->rq);
+		if (qp->sq.ring)
+			sroce_uring_flush_stale(qp, &qp->sq);
+	}
 	if (cur == IB_QPS_RTR && next == IB_QPS_RTS && qp->sq.ring)
 		sroce_uring_flush_stale(qp, &qp->sq);
 	sroce_apply_attr(qp, attr, mask, &av);

@@ -138,7 +138,8 @@ void sroce_uring_reset(struct sroce_queue *q, bool doorbell, bool drop)
 
 /**
  * sroce_uring_flush_one - take one entry of a ring to complete it flushed
- * @q: the queue of a QP in Error, with @q->lock held
+ * @q: the queue of a QP in Error, or one leaving RESET or entering RTS
+ *	(sroce_uring_flush_stale()), with @q->lock held
  * @wr_id: set to the entry's wr_id
  *
  * Sets the doorbell flag first: an entry published after the look here is

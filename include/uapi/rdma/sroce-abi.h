@@ -112,8 +112,10 @@ struct sroce_create_srq_cmd {
  * at the ring by itself, and a provider that has just published entries
  * makes the post command with no WRs (the doorbell).  It is set when the
  * SQ's requester runs dry (it has sent all it has) and when the QP is in
- * Error or Reset (entries posted then complete flushed through the
- * doorbell).  The provider publishes producer, then fences (sequentially
+ * Error (entries posted then complete flushed through the doorbell).
+ * Entries a post wrote while the QP went to Reset complete flushed when
+ * the QP leaves Reset (both rings) and, for the SQ, when it enters RTS.
+ * The provider publishes producer, then fences (sequentially
  * consistent), then reads doorbell; the kernel sets doorbell, fences, then
  * reads producer once more, so that one of the two always sees the other.
  * What the process writes into the ring can lose it its own work
