@@ -272,23 +272,28 @@ static void sroce_rd_ring_resizes(struct kunit *test)
 }
 
 /*
- * IBA 9.7.7.1: max_dest_rd_atomic resources pending, one more for a
- * duplicate READ, then none until one is answered; none at all without a
- * ring.
+ * The ring: twice max_dest_rd_atomic and one more, at least 16, a power of
+ * two; full, it takes nothing until one is answered; none at all without
+ * responder resources.
  */
 static void sroce_rd_alloc_limits(struct kunit *test)
 {
 	struct sroce_qp *qp = sroce_kunit_rd_qp(test);
 	int i;
 
+	KUNIT_EXPECT_EQ(test, sroce_rd_ring_size(0), 0U);
+	KUNIT_EXPECT_EQ(test, sroce_rd_ring_size(1), 16U);
+	KUNIT_EXPECT_EQ(test, sroce_rd_ring_size(8), 32U);
+	KUNIT_EXPECT_EQ(test, sroce_rd_ring_size(128), 512U);
+
 	spin_lock_bh(&qp->lock);
 	KUNIT_EXPECT_NULL(test, sroce_rd_alloc(qp));
 	spin_unlock_bh(&qp->lock);
 
-	qp->attr.max_dest_rd_atomic = 4;
-	KUNIT_EXPECT_EQ(test, sroce_kunit_rd_resize(test, qp, 8), 0);
+	KUNIT_EXPECT_EQ(test, sroce_kunit_rd_resize(test, qp,
+						    sroce_rd_ring_size(4)), 0);
 	spin_lock_bh(&qp->lock);
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < 16; i++)
 		KUNIT_EXPECT_NOT_NULL(test, sroce_rd_alloc(qp));
 	KUNIT_EXPECT_NULL(test, sroce_rd_alloc(qp));
 	qp->resp.rd_next++;

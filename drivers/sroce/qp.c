@@ -429,17 +429,6 @@ static void sroce_qp_engine_attr(struct sroce_qp *qp, int mask,
 		qp->comp.rnr_retry = qp->attr.rnr_retry;
 }
 
-/*
- * The ring of responder resources for @max_dest_rd_atomic: one more entry
- * (a duplicate READ takes a resource before the ones it replaces are
- * reaped), rounded up to a power of two.
- */
-static u32 sroce_rd_size(u8 max_dest_rd_atomic)
-{
-	return max_dest_rd_atomic ?
-	       roundup_pow_of_two(max_dest_rd_atomic + 1) : 0;
-}
-
 int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata)
 {
@@ -475,7 +464,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		goto out;
 	/* Only modify_qp, under state_lock, changes rd_size. */
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
-		rd_size = sroce_rd_size(attr->max_dest_rd_atomic);
+		rd_size = sroce_rd_ring_size(attr->max_dest_rd_atomic);
 		resize = rd_size != qp->resp.rd_size;
 	}
 	if (resize && rd_size) {

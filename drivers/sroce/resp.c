@@ -283,8 +283,7 @@ static struct sroce_rd_res *sroce_rd_at(struct sroce_resp *resp, u32 i)
  * The responder resources are the consumer's max_dest_rd_atomic (IBA
  * 9.7.7.1: set at RTR, changed in SQD); modify_qp allocates them outside
  * the lock.  Every pending resource moves over, with a free entry to
- * spare (a duplicate READ takes one before the ones it replaces are
- * reaped), and as many answered ones as fit, newest first, so their
+ * spare, and as many answered ones as fit, newest first, so their
  * duplicates are still answered.  A pending atomic's answer cannot be
  * asked for again, so a ring too small for the pending ones is refused.
  *
@@ -418,26 +417,42 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 }
 
 /**
+ * sroce_rd_ring_size - the ring of responder resources for a QP
+ * @max_dest_rd_atomic: the consumer's responder resources (IBA 9.7.7.1)
+ *
+ * Pending answers are not only the requester's outstanding requests:
+ * over a lossy link every request it asks again takes a resource of its
+ * own (a duplicate READ before the answers it replaces are reaped, an
+ * atomic's replayed answer), while the first answers may still be on
+ * their way.  So the ring holds twice max_dest_rd_atomic and one more, at
+ * least 16 (the fixed ring sroce had), rounded up to a power of two for
+ * the free-running indices; none without responder resources.
+ *
+ * Return: the ring's entries.
+ */
+u32 sroce_rd_ring_size(u8 max_dest_rd_atomic)
+{
+	if (!max_dest_rd_atomic)
+		return 0;
+	return max_t(u32, 16, roundup_pow_of_two(2 * max_dest_rd_atomic + 1));
+}
+
+/**
  * sroce_rd_alloc - take a responder resource for a read or atomic
  * @qp: the QP, with qp->lock held
  *
- * At most max_dest_rd_atomic resources are pending, and one more for a
- * duplicate READ that replaces pending ones not yet reaped.
- *
- * Return: the resource, zeroed; NULL when the resources are used up (the
- * requester went past our max_dest_rd_atomic, IBA 9.7.7.1) or the
- * consumer gave none: the caller answers NAK Invalid Request, as
- * rdma_rxe does.
+ * Return: the resource, zeroed; NULL when the ring is full (a requester
+ * far past our max_dest_rd_atomic, IBA 9.7.7.1) or the consumer gave no
+ * resources: the caller answers NAK Invalid Request, as rdma_rxe does for
+ * the latter (for the former it recycles its oldest resource).
  */
 struct sroce_rd_res *sroce_rd_alloc(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
-	u32 limit = min_t(u32, resp->rd_size,
-			  qp->attr.max_dest_rd_atomic + 1);
 	struct sroce_rd_res *res;
 
 	lockdep_assert_held(&qp->lock);
-	if (resp->rd_tail - resp->rd_next >= limit)
+	if (resp->rd_tail - resp->rd_next >= resp->rd_size)
 		return NULL;
 	res = sroce_rd_at(resp, resp->rd_tail);
 	if (res->mr)

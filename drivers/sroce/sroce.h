@@ -681,8 +681,8 @@ enum sroce_resp_msg {
  * @wlen: length of the RDMA WRITE in progress (its RETH's), the byte_len
  *	of its completion when it carries an immediate
  * @rd: read and atomic resources, a ring of @rd_size (sroce_resp_resize())
- * @rd_size: entries of @rd: 0, or max_dest_rd_atomic + 1 rounded up to a
- *	power of two (the free-running indices below wrap with it); from
+ * @rd_size: entries of @rd: sroce_rd_ring_size(), a power of two (the
+ *	free-running indices below wrap with it) or 0; from
  *	RESET until the next RTR the ring of the last connection, cleared
  * @rd_next: the first resource with response packets to send
  * @rd_tail: the next free resource
@@ -1196,6 +1196,7 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 bool sroce_resp_tx(struct sroce_qp *qp, int budget);
 void sroce_resp_reset(struct sroce_qp *qp);
 int sroce_resp_resize(struct sroce_qp *qp, struct sroce_rd_res **rd, u32 size);
+u32 sroce_rd_ring_size(u8 max_dest_rd_atomic);
 struct sroce_rd_res *sroce_rd_alloc(struct sroce_qp *qp);
 void sroce_resp_flush_wqe(struct sroce_qp *qp);
 
