@@ -398,9 +398,8 @@ static void sroce_qp_reset(struct sroce_qp *qp, enum ib_qp_state cur)
 	qp->resp.ack_pending = false;
 	qp->resp.ack_due = false;	/* ack_queued: the batch's to clear */
 	memset(&qp->attr, 0, sizeof(qp->attr));
-	/* query_qp shows no AV until the next RTR sets one. */
+	/* query_qp shows no AV until the next RTR sets one (and its route). */
 	memset(&qp->av, 0, sizeof(qp->av));
-	dst_cache_reset(&qp->dst_cache);
 }
 
 /* Engine state that follows from the attributes just applied. */
