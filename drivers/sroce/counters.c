@@ -36,6 +36,7 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_CNT_MAX] = {
 	[SROCE_CNT_ACK_SENT]		= { .name = "ack_sent" },
 	[SROCE_CNT_ACK_COALESCED]	= { .name = "ack_coalesced" },
 	[SROCE_CNT_TX_ZEROCOPY]		= { .name = "tx_zerocopy" },
+	[SROCE_CNT_TX_BATCHED]		= { .name = "tx_batched" },
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -9,6 +9,10 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/udp.h>
+#include <rdma/ib_verbs.h>
 
 #include "sroce.h"
 
@@ -442,6 +446,126 @@ static void sroce_icrc_of_frags(struct kunit *test)
 	__free_page(page);
 }
 
+/*
+ * A packet as sroce_xmit_build() leaves it: IP (@v6) and UDP headers,
+ * then @plen bytes standing for BTH to ICRC; data at the network header.
+ */
+static struct sk_buff *sroce_kunit_pkt(struct kunit *test, bool v6, u16 id,
+				       u32 plen)
+{
+	u32 nlen = v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+	struct sk_buff *skb;
+	struct udphdr *uh;
+	u32 i;
+
+	skb = alloc_skb(LL_MAX_HEADER + nlen + sizeof(*uh) + plen, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	skb_reserve(skb, LL_MAX_HEADER + nlen + sizeof(*uh));
+	for (i = 0; i < plen; i++)
+		*(u8 *)skb_put(skb, 1) = id + i * 13;
+	uh = skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh->source = htons(0xc123);
+	uh->dest = htons(ROCE_V2_UDP_DPORT);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+	if (v6) {
+		struct ipv6hdr *ih = skb_push(skb, sizeof(*ih));
+
+		memset(ih, 0, sizeof(*ih));
+		ih->version = 6;
+		ih->payload_len = htons(skb->len - sizeof(*ih));
+		ih->nexthdr = IPPROTO_UDP;
+		ih->hop_limit = 64;
+		ih->saddr.s6_addr[15] = 1;
+		ih->daddr.s6_addr[15] = 2;
+		skb->protocol = htons(ETH_P_IPV6);
+	} else {
+		struct iphdr *ih = skb_push(skb, sizeof(*ih));
+
+		memset(ih, 0, sizeof(*ih));
+		ih->version = 4;
+		ih->ihl = 5;
+		ih->tot_len = htons(skb->len);
+		ih->id = htons(id);
+		ih->frag_off = htons(IP_DF);
+		ih->ttl = 64;
+		ih->protocol = IPPROTO_UDP;
+		ih->saddr = htonl(0x0a000001);
+		ih->daddr = htonl(0x0a000002);
+		ip_send_check(ih);
+		skb->protocol = htons(ETH_P_IP);
+	}
+	skb_reset_network_header(skb);
+	return skb;
+}
+
+/*
+ * Transmit batching: packets that follow the first and are no longer
+ * join it, and the kernel's segmentation of the batch gives back the very
+ * packets, byte for byte: IPv4 IDs that do not follow one another (the
+ * ICRC covers them), lengths, UDP headers, a shorter last packet.
+ */
+static void sroce_tx_batch_one(struct kunit *test, bool v6)
+{
+	static const u32 plen[] = { 1040, 1040, 1040, 12, 1044, 20 };
+	const u32 n = ARRAY_SIZE(plen), joined = 3;
+	struct sk_buff *orig[ARRAY_SIZE(plen)], *skb, *segs, *seg;
+	struct sk_buff_head txq;
+	u32 i, got;
+
+	skb_queue_head_init(&txq);
+	for (i = 0; i < n; i++) {
+		orig[i] = sroce_kunit_pkt(test, v6, 1000 + 7 * i, plen[i]);
+		if (i)
+			skb_queue_tail(&txq, skb_copy(orig[i], GFP_KERNEL));
+	}
+	skb = skb_copy(orig[0], GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+
+	local_bh_disable();
+	got = sroce_tx_batch(skb, &txq, 64);
+	local_bh_enable();
+	/* 1044 bytes is longer than the first: it starts the next batch. */
+	KUNIT_EXPECT_EQ(test, got, joined);
+	KUNIT_EXPECT_EQ(test, skb_queue_len(&txq), n - 1 - joined);
+	KUNIT_EXPECT_TRUE(test, skb_is_gso(skb));
+	KUNIT_EXPECT_EQ(test, skb_shinfo(skb)->gso_segs, joined + 1);
+
+	/* Where the stack segments it: no device offload at all. */
+	skb_reset_mac_header(skb);
+	segs = skb_gso_segment(skb, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(segs));
+	/* As validate_xmit_skb(): the first segment is @skb, with a ref. */
+	consume_skb(skb);
+	for (i = 0, seg = segs; seg; seg = seg->next, i++) {
+		if (i > joined)
+			break;
+		skb_push(seg, skb_network_offset(seg));
+		KUNIT_EXPECT_EQ(test, seg->len, orig[i]->len);
+		KUNIT_EXPECT_FALSE(test, skb_is_nonlinear(seg));
+		if (seg->len == orig[i]->len && !skb_is_nonlinear(seg))
+			KUNIT_EXPECT_EQ(test, memcmp(seg->data, orig[i]->data,
+						     seg->len), 0);
+	}
+	KUNIT_EXPECT_EQ(test, i, joined + 1);
+	kfree_skb_list(segs);
+
+	skb_queue_purge(&txq);
+	for (i = 0; i < n; i++)
+		kfree_skb(orig[i]);
+}
+
+static void sroce_tx_batch_ipv4(struct kunit *test)
+{
+	sroce_tx_batch_one(test, false);
+}
+
+static void sroce_tx_batch_ipv6(struct kunit *test)
+{
+	sroce_tx_batch_one(test, true);
+}
+
 static struct kunit_case sroce_wire_cases[] = {
 	KUNIT_CASE(sroce_psn_wraps),
 	KUNIT_CASE(sroce_rd_ring_resizes),
@@ -449,6 +573,8 @@ static struct kunit_case sroce_wire_cases[] = {
 	KUNIT_CASE(sroce_opcode_headers),
 	KUNIT_CASE(sroce_icrc_masks),
 	KUNIT_CASE(sroce_icrc_of_frags),
+	KUNIT_CASE(sroce_tx_batch_ipv4),
+	KUNIT_CASE(sroce_tx_batch_ipv6),
 	{}
 };
 

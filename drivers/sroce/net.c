@@ -526,39 +526,53 @@ static int sroce_xmit_build(struct sroce_dev *sdev, const struct sroce_av *av,
 	return 0;
 }
 
+/*
+ * A frame larger than the bound netdev carries now (its MTU shrank after
+ * the QP's path MTU was set) is lost here and counted, also on the
+ * loopback path, as IP would drop it with DF set.  RC and UC keep the
+ * path MTU the consumer gave them (IBA 11.2.4.2): an RC QP retries and
+ * completes with IB_WC_RETRY_EXC_ERR.
+ */
+static bool sroce_xmit_fits(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	if (likely(skb->len <= READ_ONCE(sdev->ndev->mtu)))
+		return true;
+	kfree_skb(skb);
+	sroce_count(sdev, SROCE_CNT_TX_ERR);
+	return false;
+}
+
+/* Hand @skb, a packet or a batch of @npkts (below), to the IP stack. */
+static int sroce_xmit_ip(struct sroce_dev *sdev, struct sk_buff *skb,
+			 u32 npkts)
+{
+	enum sroce_counter c = SROCE_CNT_TX_PKTS;
+	int err;
+
+	if (skb->protocol == htons(ETH_P_IP))
+		err = ip_local_out(sdev->sn->net, sdev->sn->sock4->sk, skb);
+	else
+		err = ip6_local_out(sdev->sn->net, sdev->sn->sock6->sk, skb);
+	err = net_xmit_eval(err) ? -EAGAIN : 0;
+	if (unlikely(err))
+		c = SROCE_CNT_TX_ERR;
+	this_cpu_add(sdev->stats->c[c], npkts);
+	return err;
+}
+
 /* Hand a finished packet to the IP stack (or the loopback queue). */
 static int sroce_xmit_send(struct sroce_dev *sdev, struct sk_buff *skb)
 {
-	struct net_device *ndev = sdev->ndev;
 	int err;
 
-	/*
-	 * A frame larger than the bound netdev carries now (its MTU shrank
-	 * after the QP's path MTU was set) is lost here and counted, also on
-	 * the loopback path, as IP would drop it with DF set.  RC and UC keep
-	 * the path MTU the consumer gave them (IBA 11.2.4.2): an RC QP
-	 * retries and completes with IB_WC_RETRY_EXC_ERR.
-	 */
-	if (unlikely(skb->len > READ_ONCE(ndev->mtu))) {
-		kfree_skb(skb);
-		sroce_count(sdev, SROCE_CNT_TX_ERR);
+	if (!sroce_xmit_fits(sdev, skb))
 		return -EMSGSIZE;
-	}
 	if (skb_dst(skb)->dev->flags & IFF_LOOPBACK) {
 		err = sroce_loop_queue(skb);
 		sroce_count(sdev, err ? SROCE_CNT_TX_ERR : SROCE_CNT_TX_PKTS);
 		return err;
 	}
-	if (skb->protocol == htons(ETH_P_IP))
-		err = ip_local_out(sdev->sn->net, sdev->sn->sock4->sk, skb);
-	else
-		err = ip6_local_out(sdev->sn->net, sdev->sn->sock6->sk, skb);
-	if (unlikely(net_xmit_eval(err))) {
-		sroce_count(sdev, SROCE_CNT_TX_ERR);
-		return -EAGAIN;
-	}
-	sroce_count(sdev, SROCE_CNT_TX_PKTS);
-	return 0;
+	return sroce_xmit_ip(sdev, skb, 1);
 }
 
 /**
@@ -640,6 +654,116 @@ void sroce_qp_xmit(struct sroce_qp *qp, struct sroce_pkt *pkt, bool req)
 		skb_queue_tail(&qp->txq, skb);
 }
 
+/*
+ * Transmit batching: the packets at the head of a QP's transmit queue that
+ * take the same route leave as one skb, so IP output, netfilter, the qdisc
+ * and the device's queue are crossed once per batch instead of once per
+ * packet, and the device is notified once for the batch (xmit_more).  The
+ * batch has the shape UDP GRO gives a flow of datagrams: a UDP GSO skb of
+ * the fraglist kind (SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST), the first packet
+ * its head, the others on its frag_list, each a whole RoCEv2 packet with
+ * its own IP and UDP headers and ICRC.  Segmentation below IP (in software
+ * unless the device takes such skbs; udp_rcv_segment() on a receiver
+ * reached through veth) only splits the list again: skb_segment_list()
+ * copies no payload and computes no checksum.  Per packet it rewrites the
+ * IPv4 total length and header checksum, which are the packet's own
+ * again, and the IPv4 ID, which SKB_GSO_TCP_FIXEDID keeps as chosen at
+ * build (the ICRC covers it, IBA A17.3.3; DF is set, as that flag needs).
+ * A packet joins when it is no longer than the first, so the route's MTU
+ * check of the batch (its gso_size, the first packet's) holds for each,
+ * and while the batch fits the 16 bits of the IP total length.
+ */
+#define SROCE_TX_BATCH_MAX	0xffff
+
+/**
+ * sroce_tx_batch - gather the packets that follow @skb into a batch
+ * @skb: a finished packet dequeued from @txq, data at its network header,
+ *	which passed sroce_xmit_fits() and is not for the loopback queue
+ * @txq: the QP's transmit queue
+ * @max: how many packets may join, at most
+ *
+ * Moves packets from the head of @txq onto @skb's frag_list and makes
+ * @skb a UDP GSO skb of them (see above); with none, @skb is unchanged.
+ * Softirqs off, or process context in KUnit.
+ *
+ * Return: how many joined.
+ */
+u32 sroce_tx_batch(struct sk_buff *skb, struct sk_buff_head *txq, u32 max)
+{
+	u32 hlen = skb_transport_offset(skb) + sizeof(struct udphdr);
+	struct sk_buff **tail = &skb_shinfo(skb)->frag_list;
+	u32 first = skb->len, n = 0;
+	struct sk_buff *nskb;
+
+	if (skb_has_frag_list(skb) || skb_is_gso(skb))
+		return 0;
+	spin_lock(&txq->lock);
+	while (n < max && (nskb = skb_peek(txq))) {
+		if (nskb->len > first || skb_dst(nskb) != skb_dst(skb) ||
+		    nskb->protocol != skb->protocol ||
+		    skb_has_frag_list(nskb) ||
+		    skb->len + nskb->len - hlen > SROCE_TX_BATCH_MAX)
+			break;
+		__skb_unlink(nskb, txq);
+		/* Its UDP payload is what the head's length counts. */
+		__skb_pull(nskb, hlen);
+		skb->len += nskb->len;
+		skb->data_len += nskb->len;
+		skb->truesize += nskb->truesize;
+		*tail = nskb;
+		tail = &nskb->next;
+		n++;
+	}
+	spin_unlock(&txq->lock);
+	if (!n)
+		return 0;
+	*tail = NULL;
+	/*
+	 * The members give up their hold on the QP now: skb_segment_list()
+	 * calls a member's destructor without clearing it, so it would run
+	 * again when the packet is freed.  A built packet refers to nothing
+	 * of the QP's, and the head holds the QP for the batch.
+	 */
+	skb_walk_frags(skb, nskb) {
+		skb_orphan(nskb);
+		skb_dst_drop(nskb);
+	}
+	skb_shinfo(skb)->gso_size = first - hlen;
+	skb_shinfo(skb)->gso_segs = n + 1;
+	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
+	if (skb->protocol == htons(ETH_P_IP))
+		skb_shinfo(skb)->gso_type |= SKB_GSO_TCP_FIXEDID;
+	/* No UDP checksum to fill in (it is zero): nothing for GSO to do. */
+	skb->ip_summed = CHECKSUM_UNNECESSARY;
+	/* A GSO skb's UDP length is the batch's; segmentation restores it. */
+	udp_hdr(skb)->len = htons(skb->len - skb_transport_offset(skb));
+	return n;
+}
+
+/*
+ * Send the packet @skb dequeued from @qp's transmit queue, with the ones
+ * that may join it (sroce_tx_batch()), at most @max packets in all.
+ * Return: how many packets left the queue.
+ */
+static u32 sroce_qp_tx_send(struct sroce_qp *qp, struct sk_buff *skb,
+			    u32 max)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	u32 n;
+
+	if (!sroce_xmit_fits(sdev, skb))
+		return 1;
+	if (skb_dst(skb)->dev->flags & IFF_LOOPBACK) {
+		sroce_xmit_send(sdev, skb);
+		return 1;
+	}
+	n = max > 1 ? sroce_tx_batch(skb, &qp->txq, max - 1) : 0;
+	if (n)
+		this_cpu_add(sdev->stats->c[SROCE_CNT_TX_BATCHED], n + 1);
+	sroce_xmit_ip(sdev, skb, n + 1);
+	return n + 1;
+}
+
 /* Packets one sender passes to the stack before it yields (see below). */
 #define SROCE_TX_BUDGET	64
 
@@ -659,7 +783,6 @@ void sroce_qp_xmit(struct sroce_qp *qp, struct sroce_pkt *pkt, bool req)
  */
 void sroce_qp_tx_flush(struct sroce_qp *qp)
 {
-	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sk_buff *skb;
 	int n, total = 0;
 
@@ -668,9 +791,9 @@ void sroce_qp_tx_flush(struct sroce_qp *qp)
 		if (test_and_set_bit(0, &qp->tx_busy))
 			return;
 		local_bh_disable();
-		for (n = 0; n < SROCE_TX_BUDGET && (skb = skb_dequeue(&qp->txq));
-		     n++)
-			sroce_xmit_send(sdev, skb);
+		n = 0;
+		while (n < SROCE_TX_BUDGET && (skb = skb_dequeue(&qp->txq)))
+			n += sroce_qp_tx_send(qp, skb, SROCE_TX_BUDGET - n);
 		/* Before softirqs may run here: others' packets wait on it. */
 		clear_bit_unlock(0, &qp->tx_busy);
 		local_bh_enable();

@@ -232,6 +232,7 @@ enum sroce_counter {
 	SROCE_CNT_ACK_SENT,
 	SROCE_CNT_ACK_COALESCED,
 	SROCE_CNT_TX_ZEROCOPY,
+	SROCE_CNT_TX_BATCHED,
 	SROCE_CNT_MAX,
 };
 
@@ -1116,6 +1117,7 @@ void sroce_net_exit(void);
 u16 sroce_src_port(u32 qpn);
 u32 sroce_icrc(const void *nethdr, bool ipv4, const u8 *bth, u32 len);
 u32 sroce_icrc_frags(const struct sk_buff *skb, bool ipv4, const u8 *bth);
+u32 sroce_tx_batch(struct sk_buff *skb, struct sk_buff_head *txq, u32 max);
 int sroce_pkt_alloc_frags(struct sroce_dev *sdev, struct sroce_pkt *pkt,
 			  u8 opcode, u32 paylen);
 int sroce_pkt_add_frag(struct sk_buff *skb, void *p, u32 n);
