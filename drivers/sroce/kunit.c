@@ -500,33 +500,81 @@ static struct sk_buff *sroce_kunit_pkt(struct kunit *test, bool v6, u16 id,
 	return skb;
 }
 
+/* Destructor calls of the packets of a batch test (one test at a time). */
+static atomic_t sroce_kunit_done;
+
+/* Clears itself, as sroce_qp_skb_done() does: it must run once a packet. */
+static void sroce_kunit_skb_done(struct sk_buff *skb)
+{
+	skb->destructor = NULL;
+	atomic_inc(&sroce_kunit_done);
+}
+
+static struct sk_buff *sroce_kunit_copy(struct kunit *test,
+					const struct sk_buff *orig)
+{
+	struct sk_buff *skb = skb_copy(orig, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	skb->destructor = sroce_kunit_skb_done;
+	return skb;
+}
+
+/* How many joined @head, of @n packets of lengths @plen from ID @id. */
+static u32 sroce_kunit_batch(struct kunit *test, bool v6, const u32 *plen,
+			     u32 n, u16 id, bool other_peer)
+{
+	struct sk_buff *skb, *last = NULL;
+	struct sk_buff_head txq;
+	u32 i, got;
+
+	skb_queue_head_init(&txq);
+	for (i = 1; i < n; i++) {
+		last = sroce_kunit_pkt(test, v6, id + i, plen[i]);
+		skb_queue_tail(&txq, last);
+	}
+	if (other_peer && last) {
+		if (v6)
+			ipv6_hdr(last)->daddr.s6_addr[15] ^= 4;
+		else
+			ip_hdr(last)->daddr ^= htonl(4);
+	}
+	skb = sroce_kunit_pkt(test, v6, id, plen[0]);
+	local_bh_disable();
+	got = sroce_tx_batch(skb, &txq, 64);
+	local_bh_enable();
+	kfree_skb(skb);
+	skb_queue_purge(&txq);
+	return got;
+}
+
 /*
- * Transmit batching: packets that follow the first and are no longer
- * join it, and the kernel's segmentation of the batch gives back the very
- * packets, byte for byte: IPv4 IDs that do not follow one another (the
- * ICRC covers them), lengths, UDP headers, a shorter last packet.
+ * Transmit batching: which packets join the first, and the kernel's
+ * segmentation of the batch giving back the very packets, byte for byte:
+ * IPv4 IDs, lengths, UDP headers, a shorter last packet; each packet's
+ * destructor run once, split or freed whole.
  */
 static void sroce_tx_batch_one(struct kunit *test, bool v6)
 {
-	static const u32 plen[] = { 1040, 1040, 1040, 12, 1044, 20 };
+	static const u32 plen[] = { 1040, 1040, 1040, 12, 1040, 20 };
+	static const u32 two[] = { 1040, 1040 };
 	const u32 n = ARRAY_SIZE(plen), joined = 3;
 	struct sk_buff *orig[ARRAY_SIZE(plen)], *skb, *segs, *seg;
 	struct sk_buff_head txq;
 	u32 i, got;
 
 	skb_queue_head_init(&txq);
-	for (i = 0; i < n; i++) {
-		orig[i] = sroce_kunit_pkt(test, v6, 1000 + 7 * i, plen[i]);
-		if (i)
-			skb_queue_tail(&txq, skb_copy(orig[i], GFP_KERNEL));
-	}
-	skb = skb_copy(orig[0], GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, skb);
+	for (i = 0; i < n; i++)
+		orig[i] = sroce_kunit_pkt(test, v6, 1000 + i, plen[i]);
+	atomic_set(&sroce_kunit_done, 0);
+	for (i = 1; i < n; i++)
+		skb_queue_tail(&txq, sroce_kunit_copy(test, orig[i]));
+	skb = sroce_kunit_copy(test, orig[0]);
 
 	local_bh_disable();
 	got = sroce_tx_batch(skb, &txq, 64);
 	local_bh_enable();
-	/* 1044 bytes is longer than the first: it starts the next batch. */
+	/* The 12-byte packet joins and ends the batch. */
 	KUNIT_EXPECT_EQ(test, got, joined);
 	KUNIT_EXPECT_EQ(test, skb_queue_len(&txq), n - 1 - joined);
 	KUNIT_EXPECT_TRUE(test, skb_is_gso(skb));
@@ -535,12 +583,16 @@ static void sroce_tx_batch_one(struct kunit *test, bool v6)
 	/* Where the stack segments it: no device offload at all. */
 	skb_reset_mac_header(skb);
 	segs = skb_gso_segment(skb, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(segs));
-	/* As validate_xmit_skb(): the first segment is @skb, with a ref. */
-	consume_skb(skb);
-	for (i = 0, seg = segs; seg; seg = seg->next, i++) {
+	if (!IS_ERR_OR_NULL(segs))
+		/* As validate_xmit_skb(): the first segment is @skb again. */
+		consume_skb(skb);
+	else
+		kfree_skb(skb);
+	KUNIT_EXPECT_FALSE(test, IS_ERR_OR_NULL(segs));
+	i = 0;
+	for (seg = IS_ERR(segs) ? NULL : segs; seg; seg = seg->next, i++) {
 		if (i > joined)
-			break;
+			continue;
 		skb_push(seg, skb_network_offset(seg));
 		KUNIT_EXPECT_EQ(test, seg->len, orig[i]->len);
 		KUNIT_EXPECT_FALSE(test, skb_is_nonlinear(seg));
@@ -549,11 +601,45 @@ static void sroce_tx_batch_one(struct kunit *test, bool v6)
 						     seg->len), 0);
 	}
 	KUNIT_EXPECT_EQ(test, i, joined + 1);
-	kfree_skb_list(segs);
+	if (!IS_ERR(segs))
+		kfree_skb_list(segs);
+	KUNIT_EXPECT_EQ(test, atomic_read(&sroce_kunit_done), joined + 1);
 
+	/* A batch dropped whole: each packet's destructor once, too. */
+	atomic_set(&sroce_kunit_done, 0);
+	skb = __skb_dequeue(&txq);
+	local_bh_disable();
+	got = sroce_tx_batch(skb, &txq, 64);
+	local_bh_enable();
+	KUNIT_EXPECT_EQ(test, got, 1);
+	kfree_skb(skb);
+	KUNIT_EXPECT_EQ(test, atomic_read(&sroce_kunit_done), 2);
 	skb_queue_purge(&txq);
 	for (i = 0; i < n; i++)
 		kfree_skb(orig[i]);
+
+	/* An IPv4 ID out of sequence, another peer: a batch ends there. */
+	KUNIT_EXPECT_EQ(test, sroce_kunit_batch(test, v6, two, 2, 50, false),
+			1);
+	KUNIT_EXPECT_EQ(test, sroce_kunit_batch(test, v6, two, 2, 50, true),
+			0);
+	if (!v6) {
+		static const u32 three[] = { 1040, 1040, 1040 };
+		struct sk_buff_head q;
+
+		skb_queue_head_init(&q);
+		skb_queue_tail(&q, sroce_kunit_pkt(test, v6, 61, 1040));
+		skb_queue_tail(&q, sroce_kunit_pkt(test, v6, 63, 1040));
+		skb = sroce_kunit_pkt(test, v6, 60, 1040);
+		local_bh_disable();
+		KUNIT_EXPECT_EQ(test, sroce_tx_batch(skb, &q, 64), 1);
+		local_bh_enable();
+		kfree_skb(skb);
+		skb_queue_purge(&q);
+		KUNIT_EXPECT_EQ(test,
+				sroce_kunit_batch(test, v6, three, 3, 0xfffe,
+						  false), 2);
+	}
 }
 
 static void sroce_tx_batch_ipv4(struct kunit *test)

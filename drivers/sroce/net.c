@@ -452,11 +452,12 @@ static struct dst_entry *sroce_route(struct sroce_dev *sdev,
 }
 
 /*
- * Finish a packet: route, UDP and IP headers, ICRC.  On error the skb is
- * freed (and counted).
+ * Finish a packet: route, UDP and IP headers, ICRC.  @ip_id: a connected
+ * QP's next IPv4 ID, or NULL for one from the stack's generator.  On error
+ * the skb is freed (and counted).
  */
 static int sroce_xmit_build(struct sroce_dev *sdev, const struct sroce_av *av,
-			    struct dst_cache *cache, u16 src_port,
+			    struct dst_cache *cache, u16 src_port, u16 *ip_id,
 			    struct sroce_pkt *pkt)
 {
 	bool ipv4 = av->net_type == RDMA_NETWORK_IPV4;
@@ -499,8 +500,16 @@ static int sroce_xmit_build(struct sroce_dev *sdev, const struct sroce_av *av,
 		ih->protocol = IPPROTO_UDP;
 		memcpy(&ih->saddr, &av->sgid.raw[12], 4);
 		memcpy(&ih->daddr, &av->dgid.raw[12], 4);
-		/* The ICRC covers the IP id: choose it now. */
-		__ip_select_ident(sdev->sn->net, ih, 1);
+		/*
+		 * The ICRC covers the IP ID: choose it now.  A connected QP
+		 * numbers its packets in the order they are queued, as a
+		 * connected socket does (ip_select_ident_segs()), so that a
+		 * transmit batch's IDs are those GSO gives it (below).
+		 */
+		if (ip_id)
+			ih->id = htons((*ip_id)++);
+		else
+			__ip_select_ident(sdev->sn->net, ih, 1);
 	} else {
 		struct ipv6hdr *ih = skb_push(skb, sizeof(*ih));
 
@@ -594,7 +603,7 @@ static int sroce_xmit_send(struct sroce_dev *sdev, struct sk_buff *skb)
 int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 	       struct dst_cache *cache, u16 src_port, struct sroce_pkt *pkt)
 {
-	int err = sroce_xmit_build(sdev, av, cache, src_port, pkt);
+	int err = sroce_xmit_build(sdev, av, cache, src_port, NULL, pkt);
 
 	return err ? err : sroce_xmit_send(sdev, pkt->skb);
 }
@@ -605,6 +614,11 @@ int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
  */
 static void sroce_qp_skb_done(struct sk_buff *skb)
 {
+	/*
+	 * Once only: the kernel runs a transmit batch member's destructor
+	 * when it splits the batch, and does not clear it (sroce_tx_batch()).
+	 */
+	skb->destructor = NULL;
 	sroce_qp_put(skb_shinfo(skb)->destructor_arg);
 }
 
@@ -613,6 +627,7 @@ static void sroce_qp_req_skb_done(struct sk_buff *skb)
 {
 	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
 
+	skb->destructor = NULL;	/* once only, as above */
 	if (atomic_dec_return(&qp->skb_out) == SROCE_SKB_OUT_LOW)
 		sroce_qp_kick(qp);
 	sroce_qp_put(qp);
@@ -650,30 +665,64 @@ void sroce_qp_xmit(struct sroce_qp *qp, struct sroce_pkt *pkt, bool req)
 		skb->destructor = sroce_qp_skb_done;
 	}
 	if (!sroce_xmit_build(to_sdev(qp->ibqp.device), &qp->av,
-			      &qp->dst_cache, qp->src_port, pkt))
+			      &qp->dst_cache, qp->src_port, &qp->ip_id, pkt))
 		skb_queue_tail(&qp->txq, skb);
 }
 
 /*
  * Transmit batching: the packets at the head of a QP's transmit queue that
- * take the same route leave as one skb, so IP output, netfilter, the qdisc
- * and the device's queue are crossed once per batch instead of once per
- * packet, and the device is notified once for the batch (xmit_more).  The
- * batch has the shape UDP GRO gives a flow of datagrams: a UDP GSO skb of
- * the fraglist kind (SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST), the first packet
- * its head, the others on its frag_list, each a whole RoCEv2 packet with
- * its own IP and UDP headers and ICRC.  Segmentation below IP (in software
- * unless the device takes such skbs; udp_rcv_segment() on a receiver
- * reached through veth) only splits the list again: skb_segment_list()
- * copies no payload and computes no checksum.  Per packet it rewrites the
- * IPv4 total length and header checksum, which are the packet's own
- * again, and the IPv4 ID, which SKB_GSO_TCP_FIXEDID keeps as chosen at
- * build (the ICRC covers it, IBA A17.3.3; DF is set, as that flag needs).
- * A packet joins when it is no longer than the first, so the route's MTU
- * check of the batch (its gso_size, the first packet's) holds for each,
- * and while the batch fits the 16 bits of the IP total length.
+ * take the same route with the same headers leave as one skb, so IP
+ * output, netfilter, the qdisc and the device's queue are crossed once per
+ * batch instead of once per packet, and the device is notified once for
+ * the batch (xmit_more).  The batch has the shape UDP GRO gives a flow of
+ * datagrams: a UDP GSO skb of the fraglist kind (SKB_GSO_UDP_L4 |
+ * SKB_GSO_FRAGLIST), the first packet its head, the others on its
+ * frag_list, each a whole RoCEv2 packet with its own IP and UDP headers
+ * and ICRC.  Segmentation below IP (in software unless the device takes
+ * such skbs; udp_rcv_segment() on a receiver reached through a veth) only
+ * splits the list again: skb_segment_list() copies no payload and
+ * computes no checksum, and gives each packet its own IPv4 total length
+ * and header checksum again, and the IPv4 ID of the first plus its index.
+ * The ICRC covers the ID (IBA A17.3.3): a connected QP numbers its packets
+ * in queue order (sroce_xmit_build()), and a packet joins only with the
+ * next ID.  What joins is also what plain UDP GSO would cut the batch into,
+ * for the paths that take that fallback (a batch marked untrusted,
+ * skb_segment()): every packet as long as the first, but the last, which
+ * may be shorter.  The batch stays within the 16 bits of the IP total
+ * length, and the route's MTU check of it (its gso_size, the first
+ * packet's) holds for each packet.
  */
 #define SROCE_TX_BATCH_MAX	0xffff
+
+/*
+ * Would the stack send @b with @a's headers unchanged?  Equal routes do
+ * not say so (one route serves a subnet): the fields GSO copies from the
+ * first packet to the others must be equal.
+ */
+static bool sroce_tx_same_flow(const struct sk_buff *a,
+			       const struct sk_buff *b)
+{
+	const struct udphdr *ua = udp_hdr(a), *ub = udp_hdr(b);
+
+	if (a->protocol != b->protocol || skb_dst(a) != skb_dst(b) ||
+	    a->priority != b->priority || a->mark != b->mark ||
+	    ua->source != ub->source || ua->dest != ub->dest ||
+	    skb_has_frag_list(b))
+		return false;
+	if (a->protocol == htons(ETH_P_IP)) {
+		const struct iphdr *ia = ip_hdr(a), *ib = ip_hdr(b);
+
+		return ia->tos == ib->tos && ia->ttl == ib->ttl &&
+		       ia->frag_off == ib->frag_off &&
+		       ia->saddr == ib->saddr && ia->daddr == ib->daddr &&
+		       ntohs(ib->id) == (u16)(ntohs(ia->id) + 1);
+	}
+	/* Version, traffic class and flow label; next header, hop limit. */
+	return !memcmp(ipv6_hdr(a), ipv6_hdr(b), 4) &&
+	       ipv6_hdr(a)->hop_limit == ipv6_hdr(b)->hop_limit &&
+	       ipv6_addr_equal(&ipv6_hdr(a)->saddr, &ipv6_hdr(b)->saddr) &&
+	       ipv6_addr_equal(&ipv6_hdr(a)->daddr, &ipv6_hdr(b)->daddr);
+}
 
 /**
  * sroce_tx_batch - gather the packets that follow @skb into a batch
@@ -684,7 +733,7 @@ void sroce_qp_xmit(struct sroce_qp *qp, struct sroce_pkt *pkt, bool req)
  *
  * Moves packets from the head of @txq onto @skb's frag_list and makes
  * @skb a UDP GSO skb of them (see above); with none, @skb is unchanged.
- * Softirqs off, or process context in KUnit.
+ * Called with softirqs off.
  *
  * Return: how many joined.
  */
@@ -692,16 +741,14 @@ u32 sroce_tx_batch(struct sk_buff *skb, struct sk_buff_head *txq, u32 max)
 {
 	u32 hlen = skb_transport_offset(skb) + sizeof(struct udphdr);
 	struct sk_buff **tail = &skb_shinfo(skb)->frag_list;
+	struct sk_buff *last = skb, *nskb;
 	u32 first = skb->len, n = 0;
-	struct sk_buff *nskb;
 
 	if (skb_has_frag_list(skb) || skb_is_gso(skb))
 		return 0;
 	spin_lock(&txq->lock);
 	while (n < max && (nskb = skb_peek(txq))) {
-		if (nskb->len > first || skb_dst(nskb) != skb_dst(skb) ||
-		    nskb->protocol != skb->protocol ||
-		    skb_has_frag_list(nskb) ||
+		if (nskb->len > first || !sroce_tx_same_flow(last, nskb) ||
 		    skb->len + nskb->len - hlen > SROCE_TX_BATCH_MAX)
 			break;
 		__skb_unlink(nskb, txq);
@@ -710,29 +757,25 @@ u32 sroce_tx_batch(struct sk_buff *skb, struct sk_buff_head *txq, u32 max)
 		skb->len += nskb->len;
 		skb->data_len += nskb->len;
 		skb->truesize += nskb->truesize;
+		/*
+		 * Its route is the head's.  It keeps its destructor: the
+		 * kernel runs it when it splits the batch (or frees it
+		 * whole), and sroce_qp_skb_done() clears it.
+		 */
+		skb_dst_drop(nskb);
 		*tail = nskb;
 		tail = &nskb->next;
+		last = nskb;
 		n++;
+		if (nskb->len + hlen < first)
+			break;	/* a shorter packet ends a batch */
 	}
 	spin_unlock(&txq->lock);
 	if (!n)
 		return 0;
-	*tail = NULL;
-	/*
-	 * The members give up their hold on the QP now: skb_segment_list()
-	 * calls a member's destructor without clearing it, so it would run
-	 * again when the packet is freed.  A built packet refers to nothing
-	 * of the QP's, and the head holds the QP for the batch.
-	 */
-	skb_walk_frags(skb, nskb) {
-		skb_orphan(nskb);
-		skb_dst_drop(nskb);
-	}
 	skb_shinfo(skb)->gso_size = first - hlen;
 	skb_shinfo(skb)->gso_segs = n + 1;
 	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
-	if (skb->protocol == htons(ETH_P_IP))
-		skb_shinfo(skb)->gso_type |= SKB_GSO_TCP_FIXEDID;
 	/* No UDP checksum to fill in (it is zero): nothing for GSO to do. */
 	skb->ip_summed = CHECKSUM_UNNECESSARY;
 	/* A GSO skb's UDP length is the batch's; segmentation restores it. */
@@ -758,9 +801,8 @@ static u32 sroce_qp_tx_send(struct sroce_qp *qp, struct sk_buff *skb,
 		return 1;
 	}
 	n = max > 1 ? sroce_tx_batch(skb, &qp->txq, max - 1) : 0;
-	if (n)
+	if (!sroce_xmit_ip(sdev, skb, n + 1) && n)
 		this_cpu_add(sdev->stats->c[SROCE_CNT_TX_BATCHED], n + 1);
-	sroce_xmit_ip(sdev, skb, n + 1);
 	return n + 1;
 }
 

@@ -166,6 +166,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	ibqp->qp_num = qp->elem->id;
 	qp->src_port = sroce_src_port(qp->elem->id);
+	qp->ip_id = get_random_u16();
 	init->cap.max_send_wr = qp->sq.size;
 	if (!init->srq)
 		init->cap.max_recv_wr = qp->rq.size;

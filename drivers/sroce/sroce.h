@@ -738,6 +738,7 @@ struct sroce_qp {
 	bool last_wqe_event;		/* IB_EVENT_QP_LAST_WQE_REACHED too */
 	bool bound_mw2;			/* bound a type 2B window (mw.c) */
 	u16 src_port;			/* UDP source port (per-QP entropy) */
+	u16 ip_id;			/* next IPv4 ID (net.c), under lock */
 	struct dst_cache dst_cache;	/* the route to av, under lock */
 	u32 nr_mcg;			/* groups attached to, under mcg_lock */
 	u32 mtu;			/* path MTU in bytes */
