@@ -446,6 +446,8 @@ static void sroce_icrc_of_frags(struct kunit *test)
 	__free_page(page);
 }
 
+static struct dst_entry sroce_kunit_dst;
+
 /*
  * A packet as sroce_xmit_build() leaves it: IP (@v6) and UDP headers,
  * then @plen bytes standing for BTH to ICRC; data at the network header.
@@ -497,6 +499,13 @@ static struct sk_buff *sroce_kunit_pkt(struct kunit *test, bool v6, u16 id,
 		skb->protocol = htons(ETH_P_IP);
 	}
 	skb_reset_network_header(skb);
+	/*
+	 * A route, as every packet of a QP has (not held: a test stand-in).
+	 * Members drop theirs when they join, which must not end a batch.
+	 */
+	rcu_read_lock();
+	skb_dst_set_noref(skb, &sroce_kunit_dst);
+	rcu_read_unlock();
 	return skb;
 }
 

@@ -695,11 +695,12 @@ void sroce_qp_xmit(struct sroce_qp *qp, struct sroce_pkt *pkt, bool req)
 #define SROCE_TX_BATCH_MAX	0xffff
 
 /*
- * Would the stack send @b with @a's headers unchanged?  Equal routes do
- * not say so (one route serves a subnet): the fields GSO copies from the
- * first packet to the others must be equal.
+ * May @b follow @last in the batch of @a?  Equal routes do not say so (one
+ * route serves a subnet): the fields GSO copies from the first packet to
+ * the others must be equal, and an IPv4 ID must be the next one.
  */
 static bool sroce_tx_same_flow(const struct sk_buff *a,
+			       const struct sk_buff *last,
 			       const struct sk_buff *b)
 {
 	const struct udphdr *ua = udp_hdr(a), *ub = udp_hdr(b);
@@ -715,7 +716,7 @@ static bool sroce_tx_same_flow(const struct sk_buff *a,
 		return ia->tos == ib->tos && ia->ttl == ib->ttl &&
 		       ia->frag_off == ib->frag_off &&
 		       ia->saddr == ib->saddr && ia->daddr == ib->daddr &&
-		       ntohs(ib->id) == (u16)(ntohs(ia->id) + 1);
+		       ntohs(ib->id) == (u16)(ntohs(ip_hdr(last)->id) + 1);
 	}
 	/* Version, traffic class and flow label; next header, hop limit. */
 	return !memcmp(ipv6_hdr(a), ipv6_hdr(b), 4) &&
@@ -748,7 +749,7 @@ u32 sroce_tx_batch(struct sk_buff *skb, struct sk_buff_head *txq, u32 max)
 		return 0;
 	spin_lock(&txq->lock);
 	while (n < max && (nskb = skb_peek(txq))) {
-		if (nskb->len > first || !sroce_tx_same_flow(last, nskb) ||
+		if (nskb->len > first || !sroce_tx_same_flow(skb, last, nskb) ||
 		    skb->len + nskb->len - hlen > SROCE_TX_BATCH_MAX)
 			break;
 		__skb_unlink(nskb, txq);
