@@ -707,8 +707,7 @@ static bool sroce_tx_same_flow(const struct sk_buff *a,
 
 	if (a->protocol != b->protocol || skb_dst(a) != skb_dst(b) ||
 	    a->priority != b->priority || a->mark != b->mark ||
-	    ua->source != ub->source || ua->dest != ub->dest ||
-	    skb_has_frag_list(b))
+	    ua->source != ub->source || ua->dest != ub->dest)
 		return false;
 	if (a->protocol == htons(ETH_P_IP)) {
 		const struct iphdr *ia = ip_hdr(a), *ib = ip_hdr(b);
@@ -718,7 +717,7 @@ static bool sroce_tx_same_flow(const struct sk_buff *a,
 		       ia->saddr == ib->saddr && ia->daddr == ib->daddr &&
 		       ntohs(ib->id) == (u16)(ntohs(ip_hdr(last)->id) + 1);
 	}
-	/* Version, traffic class and flow label; next header, hop limit. */
+	/* Version, traffic class and flow label; hop limit; addresses. */
 	return !memcmp(ipv6_hdr(a), ipv6_hdr(b), 4) &&
 	       ipv6_hdr(a)->hop_limit == ipv6_hdr(b)->hop_limit &&
 	       ipv6_addr_equal(&ipv6_hdr(a)->saddr, &ipv6_hdr(b)->saddr) &&
@@ -745,8 +744,6 @@ u32 sroce_tx_batch(struct sk_buff *skb, struct sk_buff_head *txq, u32 max)
 	struct sk_buff *last = skb, *nskb;
 	u32 first = skb->len, n = 0;
 
-	if (skb_has_frag_list(skb) || skb_is_gso(skb))
-		return 0;
 	spin_lock(&txq->lock);
 	while (n < max && (nskb = skb_peek(txq))) {
 		if (nskb->len > first || !sroce_tx_same_flow(skb, last, nskb) ||
@@ -795,12 +792,13 @@ static u32 sroce_qp_tx_send(struct sroce_qp *qp, struct sk_buff *skb,
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	u32 n;
 
-	if (!sroce_xmit_fits(sdev, skb))
-		return 1;
+	/* A packet for a local address takes the loopback queue alone. */
 	if (skb_dst(skb)->dev->flags & IFF_LOOPBACK) {
 		sroce_xmit_send(sdev, skb);
 		return 1;
 	}
+	if (!sroce_xmit_fits(sdev, skb))
+		return 1;
 	n = max > 1 ? sroce_tx_batch(skb, &qp->txq, max - 1) : 0;
 	if (!sroce_xmit_ip(sdev, skb, n + 1) && n)
 		this_cpu_add(sdev->stats->c[SROCE_CNT_TX_BATCHED], n + 1);
