@@ -355,7 +355,7 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 /**
  * sroce_comp_rcv - handle a response packet of an RC QP
- * @qp: the QP (the packet holds a reference)
+ * @qp: the QP, with qp->lock held (the packet holds a reference)
  * @pkt: the response: ACK/NAK, read response or atomic ACK
  */
 void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
@@ -363,14 +363,14 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	struct sroce_send_wqe *wqe;
 	u8 syndrome = 0;
 
-	spin_lock_bh(&qp->lock);
+	lockdep_assert_held(&qp->lock);
 	if (qp->ibqp.qp_type != IB_QPT_RC || qp->state < IB_QPS_RTS ||
 	    qp->state == IB_QPS_ERR)
-		goto out;
+		return;
 	/* An ACK or NAK from anyone but the peer could kill the QP. */
 	if (!sroce_pkt_from_peer(qp, pkt)) {
 		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_BAD_SRC);
-		goto out;
+		return;
 	}
 	/*
 	 * Nothing we did not send can be acknowledged (IBA 9.7.5.1.3); after
@@ -380,7 +380,7 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (sroce_psn_diff(pkt->psn, qp->req.high_psn) >= 0 ||
 	    sroce_psn_diff(pkt->psn, qp->comp.psn) < -SROCE_PSN_WINDOW) {
 		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DUP);
-		goto out;
+		return;
 	}
 	if (pkt->info & SROCE_H_AETH)
 		syndrome = be32_to_cpu(((struct sroce_aeth *)pkt->ext)->smsn) >>
@@ -420,8 +420,6 @@ run:
 		if (sroce_req_run(qp, 16))
 			sroce_qp_kick(qp);
 	}
-out:
-	sroce_qp_unlock(qp);
 }
 
 static void sroce_retry_timer(struct timer_list *t)

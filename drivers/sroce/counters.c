@@ -37,6 +37,7 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_CNT_MAX] = {
 	[SROCE_CNT_ACK_COALESCED]	= { .name = "ack_coalesced" },
 	[SROCE_CNT_TX_ZEROCOPY]		= { .name = "tx_zerocopy" },
 	[SROCE_CNT_TX_BATCHED]		= { .name = "tx_batched" },
+	[SROCE_CNT_RX_DEFERRED]		= { .name = "rx_deferred" },
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -106,7 +107,8 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	/* RC: packets sent and not acknowledged, and how many may be. */
 	v[11] = rc ? sroce_psn_diff(qp->req.high_psn, qp->comp.psn) : 0;
 	v[12] = rc ? sroce_win_size(qp) : 0;
-	spin_unlock_bh(&qp->lock);
+	/* The packets that came meanwhile are handled, their sends sent. */
+	sroce_qp_unlock(qp);
 
 	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
 	if (!nest)

@@ -661,6 +661,109 @@ static void sroce_tx_batch_ipv6(struct kunit *test)
 	sroce_tx_batch_one(test, true);
 }
 
+/* ---- receive: the backlog of a busy QP (rcv.c) ---- */
+
+/* The IPv4 IDs of the backlog test's packets, in the order they were freed. */
+static u16 sroce_kunit_freed[4];
+static int sroce_kunit_nfreed;
+
+static void sroce_kunit_rx_done(struct sk_buff *skb)
+{
+	if (sroce_kunit_nfreed < ARRAY_SIZE(sroce_kunit_freed))
+		sroce_kunit_freed[sroce_kunit_nfreed++] =
+			ntohs(ip_hdr(skb)->id);
+}
+
+/* An RC ACK to QP 7 as received: IPv4, UDP, BTH, AETH, ICRC (unchecked). */
+static struct sk_buff *sroce_kunit_ack(struct kunit *test, u16 id)
+{
+	struct sk_buff *skb = sroce_kunit_pkt(test, false, id, 12 + 4 + 4);
+	struct sroce_bth *bth = (void *)(skb_transport_header(skb) +
+					 sizeof(struct udphdr));
+
+	skb_dst_drop(skb);
+	memset(bth, 0, 12 + 4);
+	bth->opcode = IB_OPCODE_RC_ACKNOWLEDGE;
+	bth->pkey = cpu_to_be16(IB_DEFAULT_PKEY_FULL);
+	bth->qpn = cpu_to_be32(7);
+	skb->destructor = sroce_kunit_rx_done;
+	return skb;
+}
+
+static u64 sroce_kunit_count(struct sroce_dev *sdev, enum sroce_counter c)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(sdev->stats, cpu)->c[c];
+	return sum;
+}
+
+/*
+ * A packet whose QP's lock is held waits on the QP's backlog with a
+ * reference of its own, and the holder handles the backlog, in arrival
+ * order, when it releases the lock; a QP not busy takes a packet at once.
+ * (The QP is in RESET: handling a packet is dropping it.)
+ */
+static void sroce_rx_backlog_defers(struct kunit *test)
+{
+	struct sroce_dev *sdev = kunit_kzalloc(test, sizeof(*sdev), GFP_KERNEL);
+	struct sroce_pool_elem *elem = kunit_kzalloc(test, sizeof(*elem),
+						     GFP_KERNEL);
+	struct sroce_qp *qp = sroce_kunit_rd_qp(test);
+	struct sroce_pkt pkt = { };
+	struct sk_buff *skb[3];
+	u16 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, sdev);
+	KUNIT_ASSERT_NOT_NULL(test, elem);
+	sdev->stats = alloc_percpu(struct sroce_stats);
+	KUNIT_ASSERT_NOT_NULL(test, sdev->stats);
+	kref_init(&elem->ref);
+	init_completion(&elem->done);
+	elem->obj = qp;
+	qp->elem = elem;
+	qp->ibqp.device = &sdev->ibdev;
+	qp->ibqp.qp_type = IB_QPT_RC;
+	qp->state = IB_QPS_RESET;
+	skb_queue_head_init(&qp->txq);
+	skb_queue_head_init(&qp->rx_backlog);
+	sroce_kunit_nfreed = 0;
+	pkt.sdev = sdev;
+	pkt.qp = qp;
+
+	for (i = 0; i < 3; i++)
+		skb[i] = sroce_kunit_ack(test, 100 + i);
+	spin_lock_bh(&qp->lock);
+	for (i = 0; i < 3; i++) {
+		pkt.skb = skb[i];
+		KUNIT_EXPECT_TRUE(test, sroce_qp_rcv(qp, &pkt));
+	}
+	KUNIT_EXPECT_EQ(test, skb_queue_len(&qp->rx_backlog), 3U);
+	KUNIT_EXPECT_EQ(test, kref_read(&elem->ref), 4U);
+	KUNIT_EXPECT_EQ(test, sroce_kunit_nfreed, 0);
+	KUNIT_EXPECT_EQ(test, sroce_kunit_count(sdev, SROCE_CNT_RX_DEFERRED),
+			3ULL);
+	sroce_qp_release(qp);
+	KUNIT_EXPECT_EQ(test, skb_queue_len(&qp->rx_backlog), 0U);
+	KUNIT_EXPECT_EQ(test, kref_read(&elem->ref), 1U);
+	KUNIT_ASSERT_EQ(test, sroce_kunit_nfreed, 3);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, sroce_kunit_freed[i], 100 + i);
+
+	/* Not busy: handled at once, the skb and reference the caller's. */
+	pkt.skb = sroce_kunit_ack(test, 200);
+	KUNIT_EXPECT_FALSE(test, sroce_qp_rcv(qp, &pkt));
+	KUNIT_EXPECT_EQ(test, kref_read(&elem->ref), 1U);
+	KUNIT_EXPECT_EQ(test, sroce_kunit_nfreed, 3);
+	KUNIT_EXPECT_EQ(test, sroce_kunit_count(sdev, SROCE_CNT_RX_DEFERRED),
+			3ULL);
+	consume_skb(pkt.skb);
+	KUNIT_EXPECT_EQ(test, sroce_kunit_nfreed, 4);
+	free_percpu(sdev->stats);
+}
+
 static struct kunit_case sroce_wire_cases[] = {
 	KUNIT_CASE(sroce_psn_wraps),
 	KUNIT_CASE(sroce_rd_ring_resizes),
@@ -670,6 +773,7 @@ static struct kunit_case sroce_wire_cases[] = {
 	KUNIT_CASE(sroce_icrc_of_frags),
 	KUNIT_CASE(sroce_tx_batch_ipv4),
 	KUNIT_CASE(sroce_tx_batch_ipv6),
+	KUNIT_CASE(sroce_rx_backlog_defers),
 	{}
 };
 

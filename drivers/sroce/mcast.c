@@ -235,9 +235,15 @@ int sroce_mcast_rcv(struct sroce_pkt *pkt)
 	if (n)
 		sroce_count(sdev, SROCE_CNT_RX_MCAST);
 	for (i = 0; i < n; i++) {
-		/* The responder checks the QP's state under its lock. */
+		/*
+		 * The responder checks the QP's state under its lock.  The
+		 * skb is shared by the group's QPs, never left on a backlog.
+		 */
 		pkt->qp = qps[i];
+		spin_lock_bh(&qps[i]->lock);
+		sroce_rx_backlog_run(qps[i]);	/* packets that came before */
 		sroce_resp_rcv(qps[i], pkt);
+		sroce_qp_unlock(qps[i]);
 		sroce_qp_put(qps[i]);
 	}
 	pkt->qp = NULL;

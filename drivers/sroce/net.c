@@ -864,7 +864,7 @@ void sroce_qp_tx_flush(struct sroce_qp *qp)
 void sroce_qp_unlock(struct sroce_qp *qp)
 	__releases(&qp->lock)
 {
-	spin_unlock_bh(&qp->lock);
+	sroce_qp_release(qp);
 	sroce_qp_tx_flush(qp);
 	sroce_qp_deliver_events(qp);
 }

@@ -108,6 +108,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	sroce_comp_init(qp);
 	INIT_WORK(&qp->tx_work, sroce_tx_work);
 	skb_queue_head_init(&qp->txq);
+	skb_queue_head_init(&qp->rx_backlog);
 	INIT_LIST_HEAD(&qp->resp.ack_node);
 	/* The receive WQE the responder works on, whatever its source. */
 	qp->resp.wqe = kmalloc(struct_size(qp->resp.wqe, sge, SROCE_MAX_SGE),
@@ -534,7 +535,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (next == IB_QPS_RTS && sroce_req_run(qp, SROCE_REQ_BUDGET))
 		sroce_qp_kick(qp);
 	/* The events after state_lock: a handler may modify this QP. */
-	spin_unlock_bh(&qp->lock);
+	sroce_qp_release(qp);
 	sroce_qp_tx_flush(qp);
 	mutex_unlock(&qp->state_lock);
 	kvfree(rd);
@@ -592,7 +593,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 */
 	spin_lock_bh(&qp->lock);
 	WRITE_ONCE(qp->dead, true);	/* no timers, no kicks from here on */
-	spin_unlock_bh(&qp->lock);
+	sroce_qp_release(qp);
 	sroce_mcast_detach_all(qp);
 	sroce_pool_remove(&sdev->qp_pool, qp->elem);
 	/* Its number may serve another QP from now on. */
@@ -602,6 +603,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	cancel_work_sync(&qp->tx_work);
 	/* Its packets held it: none is left once the wait above is over. */
 	WARN_ON_ONCE(!skb_queue_empty(&qp->txq));
+	WARN_ON_ONCE(!skb_queue_empty(&qp->rx_backlog));
 
 	spin_lock_bh(&qp->lock);
 	for (i = qp->sq.head; i != qp->sq.tail; i++)

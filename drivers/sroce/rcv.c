@@ -119,9 +119,150 @@ static bool sroce_qp_takes(struct sroce_qp *qp, u8 opcode)
 	}
 }
 
+/*
+ * Fill @pkt from its skb, linear, network and transport headers set: the
+ * transport headers checked (sroce_parse()), the addresses.  Return: the
+ * UDP payload's length, ICRC included, or 0 if the packet is malformed.
+ */
+static u32 sroce_pkt_from_skb(struct sroce_pkt *pkt, bool ipv4)
+{
+	struct sk_buff *skb = pkt->skb;
+	struct udphdr *uh = udp_hdr(skb);
+	u32 len = ntohs(uh->len);
+
+	if (len < sizeof(*uh) + sizeof(struct sroce_bth) + SROCE_ICRC_LEN ||
+	    len > skb->len - ((u8 *)uh - skb->data))
+		return 0;
+	len -= sizeof(*uh);
+	pkt->hdr = (u8 *)(uh + 1);
+	if (sroce_parse(pkt, len))
+		return 0;
+	pkt->ipv4 = ipv4;
+	if (ipv4) {
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr,
+				       (struct in6_addr *)&pkt->sgid);
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
+				       (struct in6_addr *)&pkt->dgid);
+	} else {
+		memcpy(&pkt->sgid, &ipv6_hdr(skb)->saddr, 16);
+		memcpy(&pkt->dgid, &ipv6_hdr(skb)->daddr, 16);
+	}
+	pkt->sport = ntohs(uh->source);
+	return len;
+}
+
+/* The part of a packet's handling that needs qp->lock (held). */
+static void sroce_qp_rcv_locked(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	if (pkt->info & SROCE_F_RESP)
+		sroce_comp_rcv(qp, pkt);
+	else
+		sroce_resp_rcv(qp, pkt);
+}
+
+/*
+ * The receive backlog.  A packet whose QP's lock is taken (the requester
+ * building a burst, the responder answering a READ, a post) does not spin
+ * on it for as long as that takes: it waits on the QP's backlog, in
+ * arrival order, and the CPU holding the lock handles it before it lets
+ * the lock go (sroce_qp_release()), as TCP does with a socket its owner
+ * holds.  The receiving CPU goes on with the next packets, and the holder
+ * takes the ACKs that came meanwhile in one go.  A packet there was
+ * checked (headers, ICRC) and holds its QP.  Bounded: when it is full the
+ * next packet waits for the lock, and takes the queue's packets first.
+ */
+#define SROCE_RX_BACKLOG_MAX	256
+
+/**
+ * sroce_rx_backlog_run - handle the packets that waited for qp->lock
+ * @qp: the QP, with qp->lock held
+ */
+void sroce_rx_backlog_run(struct sroce_qp *qp)
+{
+	struct sk_buff *skb;
+
+	lockdep_assert_held(&qp->lock);
+	while ((skb = skb_dequeue(&qp->rx_backlog))) {
+		struct sroce_pkt pkt = {
+			.sdev = to_sdev(qp->ibqp.device),
+			.skb = skb,
+			.qp = qp,
+		};
+
+		bool ipv4 = ip_hdr(skb)->version == 4;
+
+		/* It was checked when it came: this cannot fail. */
+		if (!WARN_ON_ONCE(!sroce_pkt_from_skb(&pkt, ipv4)))
+			sroce_qp_rcv_locked(qp, &pkt);
+		consume_skb(skb);
+		sroce_qp_put(qp);	/* the backlog's reference */
+	}
+}
+
+/**
+ * sroce_qp_release - release qp->lock, having handled its backlog
+ * @qp: the QP, with qp->lock held
+ *
+ * Every release of the engine lock goes through here, or through
+ * sroce_qp_unlock(), which calls it: a packet left on the backlog while
+ * the lock was held is handled now, and one queued while it is released
+ * by the CPU that queued it (the barriers pair with sroce_qp_rcv()'s: one
+ * of the two sees the other).
+ */
+void sroce_qp_release(struct sroce_qp *qp)
+	__releases(&qp->lock)
+{
+	sroce_rx_backlog_run(qp);
+	spin_unlock_bh(&qp->lock);
+	/* The release before the look at the backlog, as sroce_qp_rcv(). */
+	smp_mb();
+	while (!skb_queue_empty_lockless(&qp->rx_backlog) &&
+	       spin_trylock_bh(&qp->lock)) {
+		sroce_rx_backlog_run(qp);
+		spin_unlock_bh(&qp->lock);
+		smp_mb();	/* as above */
+	}
+}
+
+/**
+ * sroce_qp_rcv - hand a checked packet to its QP, now or through its backlog
+ * @qp: the packet's QP, which the caller holds a reference on
+ * @pkt: the packet, parsed, its ICRC checked
+ *
+ * Return: true if the backlog took the skb (with a reference on the QP of
+ * its own), false if the packet was handled and the skb is the caller's.
+ */
+bool sroce_qp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sk_buff_head *q = &qp->rx_backlog;
+
+	if (skb_queue_empty_lockless(q) && spin_trylock_bh(&qp->lock))
+		goto locked;
+	/* The backlog's own reference: we hold one, this cannot fail. */
+	if (skb_queue_len_lockless(q) < SROCE_RX_BACKLOG_MAX &&
+	    sroce_qp_hold(qp)) {
+		skb_queue_tail(q, pkt->skb);
+		sroce_count(pkt->sdev, SROCE_CNT_RX_DEFERRED);
+		/*
+		 * The queueing before the look at the lock; pairs with
+		 * sroce_qp_release(): the holder sees the packet, or we see
+		 * the lock free.
+		 */
+		smp_mb();
+		if (spin_trylock_bh(&qp->lock))
+			sroce_qp_unlock(qp);
+		return true;
+	}
+	spin_lock_bh(&qp->lock);
+	sroce_rx_backlog_run(qp);	/* those came first */
+locked:
+	sroce_qp_rcv_locked(qp, pkt);
+	sroce_qp_unlock(qp);
+	return false;
+}
+
 static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
 {
-	struct udphdr *uh;
 	struct sroce_pkt pkt = { .sdev = sdev, .skb = skb };
 	enum ib_qp_state state;
 	u32 len;
@@ -134,16 +275,9 @@ static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
 	 */
 	if (skb_linearize(skb))
 		goto bad_hdr;
-	uh = udp_hdr(skb);
-	len = ntohs(uh->len);
-	if (len < sizeof(*uh) + sizeof(struct sroce_bth) + SROCE_ICRC_LEN ||
-	    len > skb->len - ((u8 *)uh - skb->data))
+	len = sroce_pkt_from_skb(&pkt, ipv4);
+	if (!len)
 		goto bad_hdr;
-	len -= sizeof(*uh);
-	pkt.hdr = (u8 *)(uh + 1);
-	if (sroce_parse(&pkt, len))
-		goto bad_hdr;
-
 	if (sroce_icrc(skb_network_header(skb), ipv4, pkt.hdr,
 		       len - SROCE_ICRC_LEN) !=
 	    get_unaligned_le32(pkt.hdr + len - SROCE_ICRC_LEN)) {
@@ -161,18 +295,6 @@ static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
 		goto drop;
 	}
 	trace_sroce_rcv(sdev, &pkt);
-
-	pkt.ipv4 = ipv4;
-	if (ipv4) {
-		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr,
-				       (struct in6_addr *)&pkt.sgid);
-		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
-				       (struct in6_addr *)&pkt.dgid);
-	} else {
-		memcpy(&pkt.sgid, &ipv6_hdr(skb)->saddr, 16);
-		memcpy(&pkt.dgid, &ipv6_hdr(skb)->daddr, 16);
-	}
-	pkt.sport = ntohs(uh->source);
 
 	if (pkt.qpn == SROCE_QPN_MCAST) {
 		/* IBA 10.5: a UD send to a group goes to all its QPs. */
@@ -193,15 +315,13 @@ static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
 	    state == IB_QPS_ERR) {
 		/* IBA 10.3.1: RESET and INIT QPs silently drop packets. */
 		sroce_count(sdev, SROCE_CNT_RX_BAD_STATE);
-		goto put;
+		sroce_qp_put(pkt.qp);
+		consume_skb(skb);
+		return;
 	}
-	if (pkt.info & SROCE_F_RESP)
-		sroce_comp_rcv(pkt.qp, &pkt);
-	else
-		sroce_resp_rcv(pkt.qp, &pkt);
-put:
+	if (!sroce_qp_rcv(pkt.qp, &pkt))
+		consume_skb(skb);
 	sroce_qp_put(pkt.qp);
-	consume_skb(skb);
 	return;
 bad_hdr:
 	sroce_count(sdev, SROCE_CNT_RX_BAD_HDR);

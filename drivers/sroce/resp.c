@@ -1007,20 +1007,18 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 
 /**
  * sroce_resp_rcv - handle a request packet
- * @qp: the QP (the packet holds a reference)
+ * @qp: the QP, with qp->lock held (the packet holds a reference)
  * @pkt: the request
  */
 void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
-	spin_lock_bh(&qp->lock);
+	lockdep_assert_held(&qp->lock);
 	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR)
-		goto out;
+		return;
 	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)
 		sroce_resp_ud(qp, pkt);
 	else if (sroce_pkt_from_peer(qp, pkt))
 		sroce_resp_connected(qp, pkt);
 	else
 		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_BAD_SRC);
-out:
-	sroce_qp_unlock(qp);
 }

@@ -233,6 +233,7 @@ enum sroce_counter {
 	SROCE_CNT_ACK_COALESCED,
 	SROCE_CNT_TX_ZEROCOPY,
 	SROCE_CNT_TX_BATCHED,
+	SROCE_CNT_RX_DEFERRED,
 	SROCE_CNT_MAX,
 };
 
@@ -761,6 +762,11 @@ struct sroce_qp {
 	struct sk_buff_head txq;
 	unsigned long tx_busy;
 	atomic_t skb_out;
+	/*
+	 * Receive backlog (rcv.c): packets that found @lock taken, handled
+	 * by its holder before it releases it (sroce_qp_release()).
+	 */
+	struct sk_buff_head rx_backlog;
 };
 
 /* A QP's packets below the driver, at most; the requester resumes at LOW. */
@@ -1110,6 +1116,9 @@ void sroce_netns_exit(void);
 int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb);
 int sroce_loop_queue(struct sk_buff *skb);
 void sroce_loop_init(void);
+void sroce_rx_backlog_run(struct sroce_qp *qp);
+bool sroce_qp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
+void sroce_qp_release(struct sroce_qp *qp) __releases(&qp->lock);
 void sroce_loop_exit(void);
 
 /* net.c - RoCEv2 packets out, ICRC */

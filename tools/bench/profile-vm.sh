@@ -13,9 +13,10 @@
 # SROCE_ARG_PROFILE_SECONDS each run's length (default 20),
 # SROCE_ARG_PROFILE_PERF=0 (make profile PERF=0) skips perf: timelines only.
 # SROCE_ARG_PROFILE_FUNCS=1 (make profile FUNCS=1) runs only the function
-# profile below, of the WRITE stream and the READ ping.
+# profile below, of the WRITE stream, the READ ping and the READ stream.
 #
-# Then a timeline of the same two streams and of a 64 B READ ping-pong
+# Then a timeline of the same two streams, of a 64 KiB READ stream and of
+# a 64 B READ ping-pong
 # (ib_read_lat) from tracepoints (the trace clock, not a sampling timer):
 # net:net_dev_xmit, net:netif_receive_skb, net:napi_gro_receive_entry,
 # power:cpu_idle on both stacks, sroce:* on sroce, system calls and
@@ -140,6 +141,7 @@ runs() {	# runs STACK PORTBASE
 	if [ "${SROCE_ARG_PROFILE_FUNCS:-0}" = 1 ]; then
 		functions "$1" write64k $(($2 + 21)) 4 ib_write_bw -s 65536
 		functions "$1" readlat $(($2 + 23)) 5 ib_read_lat -s 64 -n 20000
+		functions "$1" read64k $(($2 + 24)) 4 ib_read_bw -s 65536
 		return
 	fi
 	if [ "${SROCE_ARG_PROFILE_PERF:-1}" = 1 ]; then
@@ -148,6 +150,7 @@ runs() {	# runs STACK PORTBASE
 	fi
 	timeline "$1" write64k $(($2 + 11)) 4 ib_write_bw -s 65536
 	timeline "$1" send64 $(($2 + 12)) 5 ib_send_bw -s 64
+	timeline "$1" read64k $(($2 + 14)) 4 ib_read_bw -s 65536
 	# About 16 s at 0.8 ms a ping: the window falls inside.
 	timeline "$1" readlat $(($2 + 13)) 5 ib_read_lat -s 64 -n 20000
 }
