@@ -703,7 +703,8 @@ static u64 sroce_kunit_count(struct sroce_dev *sdev, enum sroce_counter c)
 /*
  * A packet whose QP's lock is held waits on the QP's backlog with a
  * reference of its own, and the holder handles the backlog, in arrival
- * order, when it releases the lock; a QP not busy takes a packet at once.
+ * order and within a budget, when it releases the lock; a QP not busy
+ * takes a packet at once.
  * (The QP is in RESET: handling a packet is dropping it.)
  */
 static void sroce_rx_backlog_defers(struct kunit *test)
@@ -745,6 +746,10 @@ static void sroce_rx_backlog_defers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_kunit_nfreed, 0);
 	KUNIT_EXPECT_EQ(test, sroce_kunit_count(sdev, SROCE_CNT_RX_DEFERRED),
 			3ULL);
+	/* A run handles its budget, the oldest first. */
+	KUNIT_EXPECT_EQ(test, sroce_rx_backlog_run(qp, 1), 1);
+	KUNIT_EXPECT_EQ(test, skb_queue_len(&qp->rx_backlog), 2U);
+	KUNIT_EXPECT_EQ(test, sroce_kunit_nfreed, 1);
 	sroce_qp_release(qp);
 	KUNIT_EXPECT_EQ(test, skb_queue_len(&qp->rx_backlog), 0U);
 	KUNIT_EXPECT_EQ(test, kref_read(&elem->ref), 1U);

@@ -172,23 +172,32 @@ static void sroce_qp_rcv_locked(struct sroce_qp *qp, struct sroce_pkt *pkt)
  * next packet waits for the lock, and takes the queue's packets first.
  */
 #define SROCE_RX_BACKLOG_MAX	256
+/*
+ * Backlogged packets one release handles, at most: the rest go to the
+ * QP's work item, so a flood of packets for one QP from other CPUs cannot
+ * keep a post or a modify_qp in the driver with softirqs off.
+ */
+#define SROCE_RX_BACKLOG_BUDGET	(2 * SROCE_RX_BACKLOG_MAX)
 
 /**
  * sroce_rx_backlog_run - handle the packets that waited for qp->lock
  * @qp: the QP, with qp->lock held
+ * @budget: packets at most
+ *
+ * Return: the packets handled.
  */
-void sroce_rx_backlog_run(struct sroce_qp *qp)
+int sroce_rx_backlog_run(struct sroce_qp *qp, int budget)
 {
 	struct sk_buff *skb;
+	int n = 0;
 
 	lockdep_assert_held(&qp->lock);
-	while ((skb = skb_dequeue(&qp->rx_backlog))) {
+	while (n < budget && (skb = skb_dequeue(&qp->rx_backlog))) {
 		struct sroce_pkt pkt = {
 			.sdev = to_sdev(qp->ibqp.device),
 			.skb = skb,
 			.qp = qp,
 		};
-
 		bool ipv4 = ip_hdr(skb)->version == 4;
 
 		/* It was checked when it came: this cannot fail. */
@@ -196,7 +205,9 @@ void sroce_rx_backlog_run(struct sroce_qp *qp)
 			sroce_qp_rcv_locked(qp, &pkt);
 		consume_skb(skb);
 		sroce_qp_put(qp);	/* the backlog's reference */
+		n++;
 	}
+	return n;
 }
 
 /**
@@ -207,18 +218,28 @@ void sroce_rx_backlog_run(struct sroce_qp *qp)
  * sroce_qp_unlock(), which calls it: a packet left on the backlog while
  * the lock was held is handled now, and one queued while it is released
  * by the CPU that queued it (the barriers pair with sroce_qp_rcv()'s: one
- * of the two sees the other).
+ * of the two sees the other).  Past SROCE_RX_BACKLOG_BUDGET packets the
+ * QP's work item handles the rest (also when the QP is being destroyed:
+ * the packets hold it, and destroy cancels the work only after they are
+ * gone).
  */
 void sroce_qp_release(struct sroce_qp *qp)
 	__releases(&qp->lock)
 {
-	sroce_rx_backlog_run(qp);
+	int budget = SROCE_RX_BACKLOG_BUDGET;
+
+	budget -= sroce_rx_backlog_run(qp, budget);
 	spin_unlock_bh(&qp->lock);
 	/* The release before the look at the backlog, as sroce_qp_rcv(). */
 	smp_mb();
-	while (!skb_queue_empty_lockless(&qp->rx_backlog) &&
-	       spin_trylock_bh(&qp->lock)) {
-		sroce_rx_backlog_run(qp);
+	while (!skb_queue_empty_lockless(&qp->rx_backlog)) {
+		if (budget <= 0) {
+			queue_work(sroce_wq, &qp->tx_work);
+			return;
+		}
+		if (!spin_trylock_bh(&qp->lock))
+			return;		/* the holder handles it */
+		budget -= sroce_rx_backlog_run(qp, budget);
 		spin_unlock_bh(&qp->lock);
 		smp_mb();	/* as above */
 	}
@@ -254,7 +275,8 @@ bool sroce_qp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		return true;
 	}
 	spin_lock_bh(&qp->lock);
-	sroce_rx_backlog_run(qp);	/* those came first */
+	/* Those came first. */
+	sroce_rx_backlog_run(qp, SROCE_RX_BACKLOG_MAX);
 locked:
 	sroce_qp_rcv_locked(qp, pkt);
 	sroce_qp_unlock(qp);

@@ -689,8 +689,11 @@ void sroce_tx_work(struct work_struct *work)
 	if (READ_ONCE(qp->dead)) {
 		/*
 		 * Destroy waits for the packets still queued (they hold the
-		 * QP): send those, build no more.
+		 * QP): handle those received, send those built, start no new
+		 * work.
 		 */
+		spin_lock_bh(&qp->lock);
+		sroce_qp_release(qp);
 		sroce_qp_tx_flush(qp);
 		return;
 	}

@@ -1116,7 +1116,7 @@ void sroce_netns_exit(void);
 int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb);
 int sroce_loop_queue(struct sk_buff *skb);
 void sroce_loop_init(void);
-void sroce_rx_backlog_run(struct sroce_qp *qp);
+int sroce_rx_backlog_run(struct sroce_qp *qp, int budget);
 bool sroce_qp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 void sroce_qp_release(struct sroce_qp *qp) __releases(&qp->lock);
 void sroce_loop_exit(void);
