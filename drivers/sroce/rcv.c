@@ -172,12 +172,6 @@ static void sroce_qp_rcv_locked(struct sroce_qp *qp, struct sroce_pkt *pkt)
  * next packet waits for the lock, and takes the queue's packets first.
  */
 #define SROCE_RX_BACKLOG_MAX	256
-/*
- * Backlogged packets one release handles, at most: the rest go to the
- * QP's work item, so a flood of packets for one QP from other CPUs cannot
- * keep a post or a modify_qp in the driver with softirqs off.
- */
-#define SROCE_RX_BACKLOG_BUDGET	(2 * SROCE_RX_BACKLOG_MAX)
 
 /**
  * sroce_rx_backlog_run - handle the packets that waited for qp->lock
@@ -219,29 +213,34 @@ int sroce_rx_backlog_run(struct sroce_qp *qp, int budget)
  * the lock was held is handled now, and one queued while it is released
  * by the CPU that queued it (the barriers pair with sroce_qp_rcv()'s: one
  * of the two sees the other).  Past SROCE_RX_BACKLOG_BUDGET packets the
- * QP's work item handles the rest (also when the QP is being destroyed:
- * the packets hold it, and destroy cancels the work only after they are
- * gone).
+ * QP's work item handles the rest.
+ *
+ * The work is queued under the lock, while the packets left on the
+ * backlog hold the QP: destroy waits for them before it cancels the work,
+ * so the work cannot outlive the QP, even when our caller holds no
+ * reference of its own (a restrack dump, counters.c).
  */
 void sroce_qp_release(struct sroce_qp *qp)
 	__releases(&qp->lock)
 {
 	int budget = SROCE_RX_BACKLOG_BUDGET;
+	bool handed_off = false;
 
-	budget -= sroce_rx_backlog_run(qp, budget);
-	spin_unlock_bh(&qp->lock);
-	/* The release before the look at the backlog, as sroce_qp_rcv(). */
-	smp_mb();
-	while (!skb_queue_empty_lockless(&qp->rx_backlog)) {
-		if (budget <= 0) {
+	for (;;) {
+		if (budget > 0) {
+			budget -= sroce_rx_backlog_run(qp, budget);
+		} else if (!skb_queue_empty(&qp->rx_backlog)) {
 			queue_work(sroce_wq, &qp->tx_work);
-			return;
+			handed_off = true;
 		}
-		if (!spin_trylock_bh(&qp->lock))
-			return;		/* the holder handles it */
-		budget -= sroce_rx_backlog_run(qp, budget);
 		spin_unlock_bh(&qp->lock);
-		smp_mb();	/* as above */
+		if (handed_off)
+			return;
+		/* The release before the look at the backlog: sroce_qp_rcv(). */
+		smp_mb();
+		if (skb_queue_empty_lockless(&qp->rx_backlog) ||
+		    !spin_trylock_bh(&qp->lock))
+			return;		/* none left, or the holder's */
 	}
 }
 

@@ -1116,6 +1116,12 @@ void sroce_netns_exit(void);
 int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb);
 int sroce_loop_queue(struct sk_buff *skb);
 void sroce_loop_init(void);
+/*
+ * Backlogged packets one holder of qp->lock handles, at most: the rest go
+ * to the QP's work item, so a flood of packets for one QP from other CPUs
+ * cannot keep a post or a modify_qp in the driver with softirqs off.
+ */
+#define SROCE_RX_BACKLOG_BUDGET	512
 int sroce_rx_backlog_run(struct sroce_qp *qp, int budget);
 bool sroce_qp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 void sroce_qp_release(struct sroce_qp *qp) __releases(&qp->lock);
