@@ -314,6 +314,29 @@ static bool sroce_cq_has(struct sroce_cq *cq, struct ib_qp *ibqp)
 	return false;
 }
 
+/*
+ * Ghosts a CQ keeps, at most.  A ghost cannot be freed before the CQ: a
+ * poller may still read the QP number through a completion it took
+ * (uverbs does, after the poll, without the CQ's lock).  One ghost serves
+ * every later QP of the same number and type, so the list is bounded by
+ * the QP numbers a CQ sees; past this many, the completions of a
+ * destroyed QP are dropped instead.
+ */
+#define SROCE_CQ_MAX_GHOSTS	1024
+
+/* The ghost for @ibqp's number and type, with cq->lock held, or NULL. */
+static struct sroce_ghost *sroce_ghost_find(struct sroce_cq *cq,
+					    struct ib_qp *ibqp)
+{
+	struct sroce_ghost *g;
+
+	list_for_each_entry(g, &cq->ghosts, list)
+		if (g->ibqp.qp_num == ibqp->qp_num &&
+		    g->ibqp.qp_type == ibqp->qp_type)
+			return g;
+	return NULL;
+}
+
 /**
  * sroce_cq_forget_qp - keep a destroyed QP's completions safe to poll
  * @cq: a send or receive CQ of the QP
@@ -324,36 +347,47 @@ static bool sroce_cq_has(struct sroce_cq *cq, struct ib_qp *ibqp)
  * share it: after destroy_qp, an entry's wc->qp would point to freed
  * memory, which uverbs reads (the QP number) when it polls.  Such entries
  * are pointed at a ghost QP owned by the CQ, with the same QP number and
- * type, freed with the CQ; without memory for one, they are dropped
- * instead (the QP is gone: nobody waits for them).
+ * type, freed with the CQ (SROCE_CQ_MAX_GHOSTS); without one, they are
+ * dropped instead (the QP is gone: nobody waits for them).
  */
 void sroce_cq_forget_qp(struct sroce_cq *cq, struct sroce_qp *qp)
 {
 	struct ib_qp *ibqp = &qp->ibqp;
-	struct sroce_ghost *g = NULL;
+	struct sroce_ghost *g, *fresh = NULL;
 	unsigned long flags;
+	bool room;
 	u32 i, n;
 
 	if (cq->ring)
 		return;		/* its completions hold QP numbers only */
 	spin_lock_irqsave(&cq->lock, flags);
 	n = sroce_cq_has(cq, ibqp);
+	g = n ? sroce_ghost_find(cq, ibqp) : NULL;
+	room = cq->nr_ghosts < SROCE_CQ_MAX_GHOSTS;
 	spin_unlock_irqrestore(&cq->lock, flags);
 	if (!n)
 		return;
-	g = kzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
-	if (g) {
-		g->ibqp.device = ibqp->device;
-		g->ibqp.qp_num = ibqp->qp_num;
-		g->ibqp.qp_type = ibqp->qp_type;
+	if (!g && room) {
+		fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
+		if (fresh) {
+			fresh->ibqp.device = ibqp->device;
+			fresh->ibqp.qp_num = ibqp->qp_num;
+			fresh->ibqp.qp_type = ibqp->qp_type;
+		}
 	}
 
 	spin_lock_irqsave(&cq->lock, flags);
+	/* Another destroy may have added one meanwhile. */
+	if (!g && fresh && cq->nr_ghosts < SROCE_CQ_MAX_GHOSTS) {
+		g = fresh;
+		fresh = NULL;
+		list_add(&g->list, &cq->ghosts);
+		cq->nr_ghosts++;
+	}
 	if (g) {
 		for (i = cq->head; i != cq->tail; i = (i + 1) % (cq->size + 1))
 			if (cq->queue[i].qp == ibqp)
 				cq->queue[i].qp = &g->ibqp;
-		list_add(&g->list, &cq->ghosts);
 	} else {
 		/* Compact the ring without them, in order. */
 		n = cq->head;
@@ -366,6 +400,7 @@ void sroce_cq_forget_qp(struct sroce_cq *cq, struct sroce_qp *qp)
 		cq->tail = n;
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
+	kfree(fresh);
 }
 
 /**

@@ -322,6 +322,7 @@ struct sroce_pd {
  * @err_due: the overrun is to be reported (IB_EVENT_CQ_ERR)
  * @ghosts: what the completions of destroyed QPs point to (struct
  *          sroce_ghost, for @queue), freed with the CQ
+ * @nr_ghosts: the length of @ghosts, at most SROCE_CQ_MAX_GHOSTS
  * @ring: a mapped CQ (sroce-abi.h): the ring user space polls
  * @ts: @ring's completion timestamps, or NULL
  * @uprod: completions written to @ring: ours, not @ring's producer
@@ -339,6 +340,7 @@ struct sroce_cq {
 	bool notify_due;
 	bool err_due;
 	struct list_head ghosts;
+	u32 nr_ghosts;
 	struct sroce_cq_ring *ring;
 	u64 *ts;
 	u32 uprod;

@@ -617,6 +617,61 @@ out_cq:
 }
 
 /* Completion layer: notification, missed events, overflow, resize. */
+/* The driver's SROCE_CQ_MAX_GHOSTS (cq.c), documented in design.rst. */
+#define SROCE_TEST_GHOSTS	1024
+
+/*
+ * Completions outlive their QP in a kernel CQ: polled after the destroy,
+ * each reads its own QP's number, up to the ghosts a CQ keeps; past
+ * those, a destroyed QP's completions are dropped, so that a consumer
+ * who destroys QPs without polling cannot grow the CQ's memory for ever.
+ */
+static void sroce_test_cq_ghosts(struct sroce_test *t, struct ib_pd *pd)
+{
+	const int nr = SROCE_TEST_GHOSTS + 8;
+	struct ib_cq_init_attr cqa = { .cqe = nr };
+	struct ib_qp_attr init = { .qp_state = IB_QPS_INIT, .port_num = 1 };
+	struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+	struct ib_recv_wr rwr = {};
+	const struct ib_recv_wr *bad;
+	int i, made = 0, n = 0, right = 0;
+	struct ib_wc wc;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	u32 *qpn;
+
+	qpn = kcalloc(nr, sizeof(*qpn), GFP_KERNEL);
+	cq = ib_create_cq(t->dev, NULL, NULL, NULL, &cqa);
+	sroce_test_ptr(t, cq, "CQ for destroyed QPs' completions");
+	if (IS_ERR(cq) || !qpn)
+		goto out;
+	for (i = 0; i < nr; i++) {
+		qp = sroce_test_rc_qp(t, pd, cq, cq);
+		if (IS_ERR(qp))
+			break;
+		rwr.wr_id = i;
+		/* In Error with an empty RQ: flushed at once (IBA 10.3.1). */
+		if (!ib_modify_qp(qp, &init, IB_QP_STATE | IB_QP_PKEY_INDEX |
+				  IB_QP_PORT | IB_QP_ACCESS_FLAGS) &&
+		    !ib_modify_qp(qp, &a, IB_QP_STATE) &&
+		    !ib_post_recv(qp, &rwr, &bad))
+			qpn[made++] = qp->qp_num;
+		ib_destroy_qp(qp);
+	}
+	while (ib_poll_cq(cq, 1, &wc) == 1) {
+		right += wc.wr_id == n && wc.status == IB_WC_WR_FLUSH_ERR &&
+			 wc.qp->qp_num == qpn[n];
+		n++;
+	}
+	sroce_test_ok(t, made == nr && n == SROCE_TEST_GHOSTS && right == n,
+		      "destroyed QPs' completions: %d of %d kept, %d with their QP numbers",
+		      n, made, right);
+out:
+	if (!IS_ERR(cq))
+		ib_destroy_cq(cq);
+	kfree(qpn);
+}
+
 static void sroce_test_cq(struct sroce_test *t, struct ib_pd *pd,
 			  int sgid_index)
 {
@@ -679,6 +734,7 @@ static void sroce_test_cq(struct sroce_test *t, struct ib_pd *pd,
 	ib_destroy_qp(qp);
 out_cq:
 	ib_destroy_cq(cq);
+	sroce_test_cq_ghosts(t, pd);
 }
 
 static void sroce_test_srq(struct sroce_test *t, struct ib_pd *pd,
