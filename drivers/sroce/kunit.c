@@ -742,6 +742,7 @@ static void sroce_rx_backlog_defers(struct kunit *test)
 		KUNIT_EXPECT_TRUE(test, sroce_qp_rcv(qp, &pkt));
 	}
 	KUNIT_EXPECT_EQ(test, skb_queue_len(&qp->rx_backlog), 3U);
+	KUNIT_EXPECT_EQ(test, atomic_read(&sdev->rx_backlog), 3);
 	KUNIT_EXPECT_EQ(test, kref_read(&elem->ref), 4U);
 	KUNIT_EXPECT_EQ(test, sroce_kunit_nfreed, 0);
 	KUNIT_EXPECT_EQ(test, sroce_kunit_count(sdev, SROCE_CNT_RX_DEFERRED),
@@ -752,6 +753,7 @@ static void sroce_rx_backlog_defers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_kunit_nfreed, 1);
 	sroce_qp_release(qp);
 	KUNIT_EXPECT_EQ(test, skb_queue_len(&qp->rx_backlog), 0U);
+	KUNIT_EXPECT_EQ(test, atomic_read(&sdev->rx_backlog), 0);
 	KUNIT_EXPECT_EQ(test, kref_read(&elem->ref), 1U);
 	KUNIT_ASSERT_EQ(test, sroce_kunit_nfreed, 3);
 	for (i = 0; i < 3; i++)
@@ -766,6 +768,15 @@ static void sroce_rx_backlog_defers(struct kunit *test)
 			3ULL);
 	consume_skb(pkt.skb);
 	KUNIT_EXPECT_EQ(test, sroce_kunit_nfreed, 4);
+
+	/* Being destroyed: dropped, answered by nothing that holds it. */
+	qp->dead = true;
+	pkt.skb = sroce_kunit_ack(test, 201);
+	KUNIT_EXPECT_FALSE(test, sroce_qp_rcv(qp, &pkt));
+	KUNIT_EXPECT_EQ(test, sroce_kunit_count(sdev, SROCE_CNT_RX_NO_QP),
+			1ULL);
+	KUNIT_EXPECT_EQ(test, kref_read(&elem->ref), 1U);
+	consume_skb(pkt.skb);
 	free_percpu(sdev->stats);
 }
 

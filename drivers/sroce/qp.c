@@ -479,14 +479,14 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	spin_lock_bh(&qp->lock);
 	if (qp->state != cur) {
 		/* The engine moved the QP to Error meanwhile. */
-		spin_unlock_bh(&qp->lock);
+		sroce_qp_release(qp);
 		kvfree(rd);
 		err = -EINVAL;
 		goto out;
 	}
 	/* A shrink in SQD must keep the reads and atomics pending. */
 	if (resize && sroce_resp_resize(qp, &rd, rd_size)) {
-		spin_unlock_bh(&qp->lock);
+		sroce_qp_release(qp);
 		kvfree(rd);
 		ibdev_dbg(ibqp->device, "QP %u: max_dest_rd_atomic %u below the pending reads\n",
 			  ibqp->qp_num, attr->max_dest_rd_atomic);

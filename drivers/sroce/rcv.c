@@ -151,10 +151,16 @@ static u32 sroce_pkt_from_skb(struct sroce_pkt *pkt, bool ipv4)
 	return len;
 }
 
-/* The part of a packet's handling that needs qp->lock (held). */
+/*
+ * The part of a packet's handling that needs qp->lock (held).  A QP being
+ * destroyed answers nothing: a packet queued for its transmit now would
+ * hold it, and destroy waits for its holders.
+ */
 static void sroce_qp_rcv_locked(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
-	if (pkt->info & SROCE_F_RESP)
+	if (qp->dead)
+		sroce_count(pkt->sdev, SROCE_CNT_RX_NO_QP);
+	else if (pkt->info & SROCE_F_RESP)
 		sroce_comp_rcv(qp, pkt);
 	else
 		sroce_resp_rcv(qp, pkt);
@@ -172,6 +178,26 @@ static void sroce_qp_rcv_locked(struct sroce_qp *qp, struct sroce_pkt *pkt)
  * next packet waits for the lock, and takes the queue's packets first.
  */
 #define SROCE_RX_BACKLOG_MAX	256
+/*
+ * Packets on the backlogs of one device's QPs, at most: a flood aimed at
+ * many QPs at once is bounded too (each packet holds up to a page or so).
+ */
+#define SROCE_RX_BACKLOG_DEV_MAX	4096
+
+/*
+ * What a backlogged packet keeps of its arrival, in skb->cb (the skb is
+ * ours from sroce_encap_rcv() on): its netdev may be gone when it is
+ * handled, outside the receive path's RCU section.
+ */
+struct sroce_rx_cb {
+	u16 vlan_id;
+};
+
+static inline struct sroce_rx_cb *sroce_rx_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct sroce_rx_cb) > sizeof(skb->cb));
+	return (struct sroce_rx_cb *)skb->cb;
+}
 
 /**
  * sroce_rx_backlog_run - handle the packets that waited for qp->lock
@@ -191,8 +217,11 @@ int sroce_rx_backlog_run(struct sroce_qp *qp, int budget)
 			.sdev = to_sdev(qp->ibqp.device),
 			.skb = skb,
 			.qp = qp,
+			.vlan_id = sroce_rx_cb(skb)->vlan_id,
 		};
 		bool ipv4 = ip_hdr(skb)->version == 4;
+
+		atomic_dec(&pkt.sdev->rx_backlog);
 
 		/* It was checked when it came: this cannot fail. */
 		if (!WARN_ON_ONCE(!sroce_pkt_from_skb(&pkt, ipv4)))
@@ -229,7 +258,7 @@ void sroce_qp_release(struct sroce_qp *qp)
 	for (;;) {
 		if (budget > 0) {
 			budget -= sroce_rx_backlog_run(qp, budget);
-		} else if (!skb_queue_empty(&qp->rx_backlog)) {
+		} else if (!skb_queue_empty_lockless(&qp->rx_backlog)) {
 			queue_work(sroce_wq, &qp->tx_work);
 			handed_off = true;
 		}
@@ -260,7 +289,12 @@ bool sroce_qp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		goto locked;
 	/* The backlog's own reference: we hold one, this cannot fail. */
 	if (skb_queue_len_lockless(q) < SROCE_RX_BACKLOG_MAX &&
-	    sroce_qp_hold(qp)) {
+	    sroce_charge(&pkt->sdev->rx_backlog, SROCE_RX_BACKLOG_DEV_MAX)) {
+		if (WARN_ON_ONCE(!sroce_qp_hold(qp))) {
+			sroce_uncharge(&pkt->sdev->rx_backlog);
+			goto wait;
+		}
+		sroce_rx_cb(pkt->skb)->vlan_id = pkt->vlan_id;
 		skb_queue_tail(q, pkt->skb);
 		sroce_count(pkt->sdev, SROCE_CNT_RX_DEFERRED);
 		/*
@@ -273,6 +307,7 @@ bool sroce_qp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 			sroce_qp_unlock(qp);
 		return true;
 	}
+wait:
 	spin_lock_bh(&qp->lock);
 	/* Those came first. */
 	sroce_rx_backlog_run(qp, SROCE_RX_BACKLOG_MAX);
@@ -289,6 +324,12 @@ static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
 	u32 len;
 
 	sroce_count(sdev, SROCE_CNT_RX_PKTS);
+	/*
+	 * Through a VLAN device: ib_core answers a MAD from the GID of that
+	 * VLAN (ib_init_ah_attr_from_wc()), as for a RoCE NIC's CQE.
+	 */
+	pkt.vlan_id = is_vlan_dev(skb->dev) ? vlan_dev_vlan_id(skb->dev) :
+		      VLAN_N_VID;
 	/*
 	 * Parsing, the ICRC and the copies read the packet as one buffer:
 	 * from the wire, and from our own loopback queue, where a zero-copy

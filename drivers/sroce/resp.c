@@ -994,12 +994,9 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		ether_addr_copy(wc.smac, eth_hdr(pkt->skb)->h_source);
 		wc.wc_flags |= IB_WC_WITH_SMAC;
 	}
-	/*
-	 * Through a VLAN device: ib_core answers a MAD from the GID of that
-	 * VLAN (ib_init_ah_attr_from_wc()), as for a RoCE NIC's CQE.
-	 */
-	if (is_vlan_dev(pkt->skb->dev)) {
-		wc.vlan_id = vlan_dev_vlan_id(pkt->skb->dev);
+	/* The VLAN device it came through (sroce_rcv()). */
+	if (pkt->vlan_id < VLAN_N_VID) {
+		wc.vlan_id = pkt->vlan_id;
 		wc.wc_flags |= IB_WC_WITH_VLAN;
 	}
 	sroce_resp_complete(qp, &wc, pkt->bth->flags & SROCE_BTH_SE);

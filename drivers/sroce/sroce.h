@@ -270,6 +270,7 @@ struct sroce_dev {
 	atomic_t nr_mr, nr_mw;		/* both in mr_pool: charged apart */
 	atomic_t mr_key_byte;		/* the low byte of the next MR key */
 	atomic_t win_busy;		/* RC QPs with packets unacked */
+	atomic_t rx_backlog;		/* packets on its QPs' backlogs */
 
 	struct sroce_stats __percpu *stats;	/* from registration on */
 
@@ -841,6 +842,8 @@ static inline struct sroce_mw *to_smw(struct ib_mw *ibmw)
  * @rnr: the responder answered with an RNR NAK
  * @failed: the responder answered with a NAK and the QP is in Error
  * @sport: received packets: the UDP source port
+ * @vlan_id: received packets: the VLAN device's id they came through, or
+ *	VLAN_N_VID (their netdev may be gone when a backlog handles them)
  * @sgid: received packets: the source IP address, as a GID (IPv4-mapped
  *	over IPv4)
  * @dgid: received packets: the destination IP address, as a GID
@@ -867,6 +870,7 @@ struct sroce_pkt {
 	bool rnr;
 	bool failed;
 	u16 sport;
+	u16 vlan_id;
 	union ib_gid sgid;
 	union ib_gid dgid;
 };
