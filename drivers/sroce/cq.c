@@ -315,12 +315,14 @@ static bool sroce_cq_has(struct sroce_cq *cq, struct ib_qp *ibqp)
 }
 
 /*
- * Ghosts a CQ keeps, at most.  A ghost cannot be freed before the CQ: a
- * poller may still read the QP number through a completion it took
- * (uverbs does, after the poll, without the CQ's lock).  One ghost serves
- * every later QP of the same number and type, so the list is bounded by
- * the QP numbers a CQ sees; past this many, the completions of a
- * destroyed QP are dropped instead.
+ * Ghosts a CQ keeps in its life, at most.  A ghost cannot be freed before
+ * the CQ: a poller may still read the QP number through a completion it
+ * took (uverbs does, after the poll, without the CQ's lock).  One ghost
+ * serves a later QP of the same number and type, which QP numbers given
+ * out in turn make rare.  Past this many, the completions of a destroyed
+ * QP are dropped instead.  A consumer that drains a QP before destroying
+ * it (ib_drain_qp(), as the kernel's ULPs do) leaves none, and a mapped
+ * CQ needs no ghosts.
  */
 #define SROCE_CQ_MAX_GHOSTS	1024
 
@@ -378,6 +380,8 @@ void sroce_cq_forget_qp(struct sroce_cq *cq, struct sroce_qp *qp)
 
 	spin_lock_irqsave(&cq->lock, flags);
 	/* Another destroy may have added one meanwhile. */
+	if (!g)
+		g = sroce_ghost_find(cq, ibqp);
 	if (!g && fresh && cq->nr_ghosts < SROCE_CQ_MAX_GHOSTS) {
 		g = fresh;
 		fresh = NULL;

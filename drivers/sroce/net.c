@@ -808,6 +808,20 @@ static u32 sroce_qp_tx_send(struct sroce_qp *qp, struct sk_buff *skb,
 /* Packets one sender passes to the stack before it yields (see below). */
 #define SROCE_TX_BUDGET	64
 
+/*
+ * The rest of the queue to the QP's work item.  Queued under the queue's
+ * lock, while a packet on it still holds the QP: destroy, which waits for
+ * them, cancels the work only after it ran, even when our caller holds no
+ * reference of its own.
+ */
+static void sroce_qp_tx_hand_off(struct sroce_qp *qp)
+{
+	spin_lock_bh(&qp->txq.lock);
+	if (!skb_queue_empty(&qp->txq))
+		queue_work(sroce_wq, &qp->tx_work);
+	spin_unlock_bh(&qp->txq.lock);
+}
+
 /**
  * sroce_qp_tx_flush - send what the engine queued on a QP
  * @qp: the QP, qp->lock not held
@@ -819,8 +833,8 @@ static u32 sroce_qp_tx_send(struct sroce_qp *qp, struct sk_buff *skb,
  * (@qp->tx_busy), which keeps PSN order on the wire; a CPU that finds it
  * taken leaves its packets to the one sending.  After SROCE_TX_BUDGET
  * packets the sender hands the rest to the QP's work item, also when the
- * QP is being destroyed: the packets hold it, and destroy cancels the
- * work item only after they are gone.  The queue's lock is a leaf.
+ * QP is being destroyed (sroce_qp_tx_hand_off()).  The queue's lock is a
+ * leaf.
  */
 void sroce_qp_tx_flush(struct sroce_qp *qp)
 {
@@ -847,7 +861,7 @@ void sroce_qp_tx_flush(struct sroce_qp *qp)
 		total += n;
 		if (total >= SROCE_TX_BUDGET &&
 		    !skb_queue_empty_lockless(&qp->txq)) {
-			queue_work(sroce_wq, &qp->tx_work);
+			sroce_qp_tx_hand_off(qp);
 			return;
 		}
 	}

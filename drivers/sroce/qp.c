@@ -482,7 +482,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		sroce_qp_release(qp);
 		kvfree(rd);
 		err = -EINVAL;
-		goto out;
+		goto out_flush;
 	}
 	/* A shrink in SQD must keep the reads and atomics pending. */
 	if (resize && sroce_resp_resize(qp, &rd, rd_size)) {
@@ -491,7 +491,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		ibdev_dbg(ibqp->device, "QP %u: max_dest_rd_atomic %u below the pending reads\n",
 			  ibqp->qp_num, attr->max_dest_rd_atomic);
 		err = -EBUSY;
-		goto out;
+		goto out_flush;
 	}
 	/*
 	 * A WR posted to a mapped queue in Error whose doorbell has not come
@@ -541,6 +541,12 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	kvfree(rd);
 	sroce_qp_deliver_events(qp);
 	return 0;
+out_flush:
+	/* The backlog's packets were handled: what they produced goes out. */
+	sroce_qp_tx_flush(qp);
+	mutex_unlock(&qp->state_lock);
+	sroce_qp_deliver_events(qp);
+	return err;
 out:
 	mutex_unlock(&qp->state_lock);
 	return err;

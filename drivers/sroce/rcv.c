@@ -193,7 +193,7 @@ struct sroce_rx_cb {
 	u16 vlan_id;
 };
 
-static inline struct sroce_rx_cb *sroce_rx_cb(struct sk_buff *skb)
+static struct sroce_rx_cb *sroce_rx_cb(struct sk_buff *skb)
 {
 	BUILD_BUG_ON(sizeof(struct sroce_rx_cb) > sizeof(skb->cb));
 	return (struct sroce_rx_cb *)skb->cb;

@@ -1123,9 +1123,9 @@ int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb);
 int sroce_loop_queue(struct sk_buff *skb);
 void sroce_loop_init(void);
 /*
- * Backlogged packets one holder of qp->lock handles, at most: the rest go
- * to the QP's work item, so a flood of packets for one QP from other CPUs
- * cannot keep a post or a modify_qp in the driver with softirqs off.
+ * Backlogged packets one release of qp->lock handles, at most: the rest
+ * go to the QP's work item, so a flood of packets for one QP from other
+ * CPUs cannot keep a post or a modify_qp in the driver with softirqs off.
  */
 #define SROCE_RX_BACKLOG_BUDGET	512
 int sroce_rx_backlog_run(struct sroce_qp *qp, int budget);

@@ -616,7 +616,6 @@ out_cq:
 	sroce_test_rc(t, err, 0, "ib_destroy_cq once unused");
 }
 
-/* Completion layer: notification, missed events, overflow, resize. */
 /* The driver's SROCE_CQ_MAX_GHOSTS (cq.c), documented in design.rst. */
 #define SROCE_TEST_GHOSTS	1024
 
@@ -625,6 +624,8 @@ out_cq:
  * each reads its own QP's number, up to the ghosts a CQ keeps; past
  * those, a destroyed QP's completions are dropped, so that a consumer
  * who destroys QPs without polling cannot grow the CQ's memory for ever.
+ * (QP numbers are given out in turn: each QP here has one of its own, and
+ * a ghost each.)
  */
 static void sroce_test_cq_ghosts(struct sroce_test *t, struct ib_pd *pd)
 {
@@ -643,6 +644,7 @@ static void sroce_test_cq_ghosts(struct sroce_test *t, struct ib_pd *pd)
 	qpn = kcalloc(nr, sizeof(*qpn), GFP_KERNEL);
 	cq = ib_create_cq(t->dev, NULL, NULL, NULL, &cqa);
 	sroce_test_ptr(t, cq, "CQ for destroyed QPs' completions");
+	sroce_test_ok(t, qpn, "memory for the QP numbers");
 	if (IS_ERR(cq) || !qpn)
 		goto out;
 	for (i = 0; i < nr; i++) {
@@ -672,6 +674,7 @@ out:
 	kfree(qpn);
 }
 
+/* Completion layer: notification, missed events, overflow, resize. */
 static void sroce_test_cq(struct sroce_test *t, struct ib_pd *pd,
 			  int sgid_index)
 {
