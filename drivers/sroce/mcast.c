@@ -243,9 +243,7 @@ int sroce_mcast_rcv(struct sroce_pkt *pkt)
 		spin_lock_bh(&qps[i]->lock);
 		/* The packets that came before. */
 		sroce_rx_backlog_run(qps[i], SROCE_RX_BACKLOG_BUDGET);
-		/* One being destroyed takes nothing (rcv.c). */
-		if (!qps[i]->dead)
-			sroce_resp_rcv(qps[i], pkt);
+		sroce_qp_rcv_locked(qps[i], pkt);
 		sroce_qp_unlock(qps[i]);
 		sroce_qp_put(qps[i]);
 	}

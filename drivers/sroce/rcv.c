@@ -152,11 +152,12 @@ static u32 sroce_pkt_from_skb(struct sroce_pkt *pkt, bool ipv4)
 }
 
 /*
- * The part of a packet's handling that needs qp->lock (held).  A QP being
- * destroyed answers nothing: a packet queued for its transmit now would
- * hold it, and destroy waits for its holders.
+ * The part of a packet's handling that needs qp->lock (held), for every
+ * path (unicast, backlog, multicast).  A QP being destroyed answers
+ * nothing: a packet queued for its transmit now would hold it, and
+ * destroy waits for its holders.
  */
-static void sroce_qp_rcv_locked(struct sroce_qp *qp, struct sroce_pkt *pkt)
+void sroce_qp_rcv_locked(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	if (qp->dead)
 		sroce_count(pkt->sdev, SROCE_CNT_RX_NO_QP);

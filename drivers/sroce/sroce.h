@@ -1129,6 +1129,7 @@ void sroce_loop_init(void);
  */
 #define SROCE_RX_BACKLOG_BUDGET	512
 int sroce_rx_backlog_run(struct sroce_qp *qp, int budget);
+void sroce_qp_rcv_locked(struct sroce_qp *qp, struct sroce_pkt *pkt);
 bool sroce_qp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 void sroce_qp_release(struct sroce_qp *qp) __releases(&qp->lock);
 void sroce_loop_exit(void);
