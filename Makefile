@@ -139,7 +139,8 @@ bench: deps
 
 # The size sweep: send, write and read bandwidth from 64 B to 1 MiB over
 # sroce, rdma_rxe and TCP; MTU=9000 (IB MTU 4096), QPS=4 (perftest -q),
-# SIZES=a,b,c, SECS= per row, RPS=1 (receive steering over the CPUs).
+# SIZES=a,b,c, SECS= per row, RPS=1 (receive steering over the CPUs),
+# EV=1 (perftest -e, completion events instead of a poll loop; no WRITE).
 # Table and build/bench/sweep.svg.
 # The default sizes: a variable, or $(or) would take their commas as its own.
 SWEEP_SIZES := 64,1024,4096,16384,65536,262144,1048576
@@ -148,7 +149,7 @@ bench-sweep: deps
 	@echo "bench-sweep: two VMs, sizes 64 B-1 MiB, sroce then rdma_rxe then TCP (15-25 minutes under emulation)..."
 	@rm -f $(BUILD)/vm/sweep-vm/shared/bench.txt
 	@SROCE_ARG_MTU=$(or $(MTU),1500) SROCE_ARG_QPS=$(or $(QPS),1) SROCE_ARG_RPS=$(or $(RPS),0) \
-		SROCE_ARG_SIZES=$(or $(SIZES),$(SWEEP_SIZES)) \
+		SROCE_ARG_SIZES=$(or $(SIZES),$(SWEEP_SIZES)) SROCE_ARG_EV=$(or $(EV),0) \
 		SROCE_ARG_SECS=$(or $(SECS),4) \
 		tools/vm/run $(VMARGS) -t 7200 tools/bench/sweep-vm.sh > $(BUILD)/bench-sweep.tap; \
 	rc=$$?; tools/bench/report $(BUILD)/vm/sweep-vm/shared/bench.txt $(BUILD)/bench-sweep || rc=1; \

@@ -62,7 +62,7 @@ rows() {	# rows STACK DEV PORTBASE
 	local s=$1 d=$2 p=$3 g r
 	g=$(sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")" "$d")
 	for r in $(seq 0 $((reps - 1))); do
-		p=$(($3 + 10 * r))
+		p=$(($3 + 20 * r))
 		row "$s" "$d" "$g" $((p + 1)) send_bw_64KiB 4 MB/s ib_send_bw -s 65536 -n 2000
 		t0=$(cpu_busy)
 		row "$s" "$d" "$g" $((p + 2)) write_bw_64KiB 4 MB/s ib_write_bw -s 65536 -n 2000
@@ -75,6 +75,17 @@ rows() {	# rows STACK DEV PORTBASE
 		# perftest's other post path: ibv_post_send, not the ibv_wr_* API.
 		row "$s" "$d" "$g" $((p + 7)) send_bw_64KiB_old 4 MB/s ib_send_bw -s 65536 -n 2000 --use_old_post_send
 		row "$s" "$d" "$g" $((p + 8)) write_bw_64KiB_old 4 MB/s ib_write_bw -s 65536 -n 2000 --use_old_post_send
+		# Completion events instead of a poll loop (perftest -e;
+		# ib_write_bw refuses it: "Events feature not available on
+		# WRITE verb"): the process sleeps until the CQ's event, and
+		# its vCPU leaves the host's CPU to the link and the other VM.
+		t0=$(cpu_busy)
+		row "$s" "$d" "$g" $((p + 9)) send_bw_64KiB_ev 4 MB/s ib_send_bw -s 65536 -n 2000 -e
+		cpu_row "$s" cpu_send_64KiB_ev "cpu-ev-$s-$r" $((65536 * 2000)) \
+			"$(awk -v a="$t0" -v b="$(cpu_busy)" 'BEGIN { print b - a }')"
+		row "$s" "$d" "$g" $((p + 10)) read_bw_64KiB_ev 4 MB/s ib_read_bw -s 65536 -n 2000 -e
+		row "$s" "$d" "$g" $((p + 11)) send_rate_64B_ev 5 Mpps ib_send_bw -s 64 -n 20000 -e
+		row "$s" "$d" "$g" $((p + 12)) read_lat_64B_ev 5 usec ib_read_lat -s 64 -n 2000 -e
 	done
 }
 
@@ -114,8 +125,12 @@ else
 		/tmp/iperf.out | while read -r v; do record tcp stream_bw "$v" MB/s; done
 fi
 vm_barrier tcp-stream-done
-# The bytes the receiver counted (iperf3's "receiver" line, MBytes).
-bytes=$(awk '/receiver/ { for (i = 1; i <= NF; i++) if ($i == "MBytes") print $(i - 1) * 1048576 }' /tmp/iperf.out)
+# The bytes the receiver counted (iperf3's "receiver" line, in KBytes,
+# MBytes or GBytes as the amount asks).
+bytes=$(awk '/receiver/ { for (i = 1; i <= NF; i++) {
+	if ($i == "KBytes") printf "%.0f\n", $(i - 1) * 1024
+	if ($i == "MBytes") printf "%.0f\n", $(i - 1) * 1048576
+	if ($i == "GBytes") printf "%.0f\n", $(i - 1) * 1073741824 } }' /tmp/iperf.out)
 cpu_row tcp cpu_stream "cpu-tcp" "${bytes:-0}" \
 	"$(awk -v a="$t0" -v b="$(cpu_busy)" 'BEGIN { print b - a }')"
 vm_barrier tcp-done

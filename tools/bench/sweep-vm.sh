@@ -13,6 +13,9 @@
 # the sizes, SROCE_ARG_SECS each row's duration, SROCE_ARG_RPS=1 turns on
 # receive packet steering over all CPUs (each QP has its own UDP source
 # port, so RPS spreads QPs over CPUs as RSS does on a multi-queue NIC).
+# SROCE_ARG_EV=1 runs perftest with -e (completion events: the process
+# sleeps until its CQ's event instead of polling in a loop) and leaves out
+# the WRITE rows (perftest has no events for WRITE).
 # TCP runs as many streams as QPs.  Figures, no thresholds.
 . tests/lib/vm.sh
 
@@ -24,6 +27,10 @@ secs=${SROCE_ARG_SECS:-4}
 qps=${SROCE_ARG_QPS:-1}
 mtu=${SROCE_ARG_MTU:-1500}
 rps=${SROCE_ARG_RPS:-0}
+ops="send write read" ev=
+if [ "${SROCE_ARG_EV:-0}" = 1 ]; then
+	ops="send read" ev=-e
+fi
 
 [ "$VM_ID" = 1 ] && : > "$out"
 check "link MTU $mtu" ip link set eth0 mtu "$mtu"
@@ -38,10 +45,11 @@ vm_barrier mtu-set
 sweep() {	# sweep STACK PORTBASE
 	local s=$1 p=$2 size op v
 	for size in ${sizes//,/ }; do
-		for op in send write read; do
+		for op in $ops; do
 			p=$((p + 1))
+			# shellcheck disable=SC2086 # $ev: no argument, or one
 			if perf_pair "$p" 4 "ib_${op}_bw" -s "$size" -D "$secs" \
-				-q "$qps" -d "$DEV" -x "$g" -F; then
+				-q "$qps" -d "$DEV" -x "$g" -F $ev; then
 				[ "$VM_ID" = 1 ] && v=$(perf_row /tmp/cli.out | awk '{ print $4 }')
 			else
 				v=failed
