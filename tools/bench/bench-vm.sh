@@ -16,6 +16,9 @@
 # CPUs) during a 64 KiB WRITE row, and during the TCP stream, per GB
 # moved.  perftest polls its CQ without sleeping, so a CPU of the client
 # is busy for the whole run whatever the stack: the figure includes it.
+#
+# Last, the link's own packet rate (pktgen, the "link" column): the
+# ceiling any stack meets on this emulated link.
 . tests/lib/vm.sh
 
 out=$SHARED/bench.txt
@@ -118,10 +121,12 @@ if [ "$VM_ID" = 0 ]; then
 	wait
 else
 	vm_get iperf-ready 300 > /dev/null
-	# One connection, $reps intervals of 10 s: a sample each.
+	# One connection, $reps intervals of 10 s: a sample each.  iperf3's
+	# Mbits are 10^6 bits, perftest's MB 2^20 bytes: TCP in perftest's
+	# unit.
 	iperf3 -c "$(vm_ip 0)" -p 19300 -t $((10 * reps)) -i 10 -f m > /tmp/iperf.out 2>&1
 	awk '/sec .*Mbits\/sec/ && !/sender|receiver/ {
-		for (i = 1; i <= NF; i++) if ($i == "Mbits/sec") printf "%.2f\n", $(i - 1) / 8 }' \
+		for (i = 1; i <= NF; i++) if ($i == "Mbits/sec") printf "%.2f\n", $(i - 1) * 1e6 / 8 / 1048576 }' \
 		/tmp/iperf.out | while read -r v; do record tcp stream_bw "$v" MB/s; done
 fi
 vm_barrier tcp-stream-done
@@ -134,4 +139,49 @@ bytes=$(awk '/receiver/ { for (i = 1; i <= NF; i++) {
 cpu_row tcp cpu_stream "cpu-tcp" "${bytes:-0}" \
 	"$(awk -v a="$t0" -v b="$(cpu_busy)" 'BEGIN { print b - a }')"
 vm_barrier tcp-done
+
+# The link's packet-rate ceiling: the kernel's packet generator (pktgen,
+# below the IP stack, one sending thread, a new skb for every packet as a
+# stack builds) floods VM 0 with UDP frames for 10 s, of RoCE's size at
+# MTU 1500 (1082 bytes: Ethernet, IPv4, UDP, BTH, a 1024-byte payload and
+# the ICRC) and of TCP's (1514); VM 0 counts what its eth0 received, in
+# thousands of packets per second: the ceiling of a sender that builds a
+# new skb per packet (two sending threads were no faster, performance.rst).
+link_row() {	# link_row N SIZE
+	local r0
+	vm_barrier "link-$1"
+	r0=$(cat /sys/class/net/eth0/statistics/rx_packets)
+	if [ "$VM_ID" = 1 ]; then
+		local pg=/proc/net/pktgen c
+		echo rem_device_all > $pg/kpktgend_0
+		echo "add_device eth0" > $pg/kpktgend_0
+		for c in "count 0" "clone_skb 0" "pkt_size $2" "delay 0" \
+			 "dst $(vm_ip 0)" "dst_mac $mac" "udp_dst_min 9" "udp_dst_max 9"; do
+			echo "$c" > $pg/eth0
+		done
+		echo start > $pg/pgctrl &
+		sleep 10
+		echo stop > $pg/pgctrl
+		wait
+	else
+		sleep 10
+		vm_put "link-$1" "$(( ($(cat /sys/class/net/eth0/statistics/rx_packets) - r0) / 10 ))"
+	fi
+	[ "$VM_ID" = 1 ] || return 0
+	local n
+	n=$(vm_get "link-$1" 60) || n=
+	record link "link_kpps_$2B" \
+		"$(awk -v n="$n" 'BEGIN { if (n == "") print "failed"; else printf "%.1f", n / 1000 }')" kpps
+}
+if modprobe pktgen; then
+	ping -c 1 -W 5 "$(vm_ip $((1 - VM_ID)))" > /dev/null
+	mac=$(ip neigh show "$(vm_ip 0)" | awk '{ print $5 }')
+	for r in $(seq 0 $((reps - 1))); do
+		link_row "$r-a" 1082
+		link_row "$r-b" 1514
+	done
+	rmmod pktgen
+else
+	diag "no pktgen: no link ceiling rows"
+fi
 tap_done
