@@ -13,7 +13,7 @@ pkgs=(
 	iproute2 iputils-ping procps
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	perftest rdmacm-utils infiniband-diags
-	sparse groff-base dkms
+	sparse groff-base python3-docutils dkms
 	iperf3 fio nvme-cli tcpdump
 )
 
