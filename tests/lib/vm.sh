@@ -174,6 +174,9 @@ listening() {
 # The last result row of a perftest run (numbers only) and a sanity check
 # of its figure: column $2 must be a positive number.
 perf_row() { awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { l = $0 } END { print l }' "$1"; }
+# iperf3's Mbit/s (10^6 bits) on stdin, one a line, as perftest's MB/s
+# (2^20 bytes), so the benchmarks compare the stacks in one unit.
+mbit_to_mb() { awk '{ printf "%.2f\n", $1 * 1e6 / 8 / 1048576 }'; }
 perf_plausible() {
 	local row
 	# The debug-kernel lane (timeouts scaled) checks correctness, not

@@ -121,13 +121,11 @@ if [ "$VM_ID" = 0 ]; then
 	wait
 else
 	vm_get iperf-ready 300 > /dev/null
-	# One connection, $reps intervals of 10 s: a sample each.  iperf3's
-	# Mbits are 10^6 bits, perftest's MB 2^20 bytes: TCP in perftest's
-	# unit.
+	# One connection, $reps intervals of 10 s: a sample each.
 	iperf3 -c "$(vm_ip 0)" -p 19300 -t $((10 * reps)) -i 10 -f m > /tmp/iperf.out 2>&1
 	awk '/sec .*Mbits\/sec/ && !/sender|receiver/ {
-		for (i = 1; i <= NF; i++) if ($i == "Mbits/sec") printf "%.2f\n", $(i - 1) * 1e6 / 8 / 1048576 }' \
-		/tmp/iperf.out | while read -r v; do record tcp stream_bw "$v" MB/s; done
+		for (i = 1; i <= NF; i++) if ($i == "Mbits/sec") print $(i - 1) }' \
+		/tmp/iperf.out | mbit_to_mb | while read -r v; do record tcp stream_bw "$v" MB/s; done
 fi
 vm_barrier tcp-stream-done
 # The bytes the receiver counted (iperf3's "receiver" line, in KBytes,

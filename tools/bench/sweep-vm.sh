@@ -86,11 +86,9 @@ for size in ${sizes//,/ }; do
 		iperf3 -c "$(vm_ip 0)" -p "$p" -l "$size" -t "$secs" -f m \
 			-P "$qps" > /tmp/iperf.out 2>&1
 		# With -P the last receiver line is the sum of the streams.
-		# iperf3's Mbits are 10^6 bits, perftest's MB 2^20 bytes: TCP
-		# in perftest's unit.
 		v=$(awk '/sec .*Mbits\/sec .*receiver/ {
-			for (i = 1; i <= NF; i++) if ($i == "Mbits/sec") printf "%.2f\n", $(i - 1) * 1e6 / 8 / 1048576 }' \
-			/tmp/iperf.out | tail -1)
+			for (i = 1; i <= NF; i++) if ($i == "Mbits/sec") print $(i - 1) }' \
+			/tmp/iperf.out | tail -1 | mbit_to_mb)
 		for op in send write read; do
 			record tcp "${op}_bw_$size" "${v:-failed}" MB/s
 		done

@@ -13,18 +13,21 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+/* Best effort, and errno as the caller left it (a Unix socket refuses). */
 static void nodelay(int fd)
 {
-	int on = 1, type = 0;
+	int on = 1, type = 0, err = errno;
 	socklen_t len = sizeof(type);
 
 	if (fd >= 0 && !getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) &&
 	    type == SOCK_STREAM)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+	errno = err;
 }
 
 int connect(int fd, const struct sockaddr *addr, socklen_t len)
