@@ -64,7 +64,7 @@ wait_for() {
 	shift
 	while ! "$@" >/dev/null 2>&1; do
 		[ "$SECONDS" -lt "$end" ] || return 1
-		sleep 0.1
+		vm_nap
 	done
 }
 
@@ -104,6 +104,16 @@ output_is() {
 	[ "$("$@")" = "$want" ]
 }
 
+# vm_nap: a tenth of a second without a fork.  Under emulation a fork and
+# exec of sleep(1) costs tens of milliseconds of CPU, so a VM polling with
+# it while the other VM runs a benchmark took a large share of the host's
+# CPU from the run it waited for.  read -t on a pipe this shell holds open
+# at both ends blocks for the timeout and forks nothing.
+vm_nap() {
+	[ -n "${_nap_fd:-}" ] || exec {_nap_fd}<> <(:)
+	read -r -t 0.1 -u "$_nap_fd" _ || :
+}
+
 vm_barrier() {	# vm_barrier NAME [SECONDS]
 	local name=$1 t=$((${2:-120} * 10)) i n
 	: > "$SHARED/barrier.$name.$VM_ID"
@@ -115,7 +125,7 @@ vm_barrier() {	# vm_barrier NAME [SECONDS]
 		[ "$n" -eq "$VM_COUNT" ] && return 0
 		t=$((t - 1))
 		[ "$t" -gt 0 ] || { diag "barrier $name timed out"; return 1; }
-		sleep 0.1
+		vm_nap
 	done
 }
 
@@ -125,7 +135,7 @@ vm_get() {	# vm_get NAME [SECONDS]: wait for a value put by another VM
 	while [ ! -e "$SHARED/val.$1" ]; do
 		t=$((t - 1))
 		[ "$t" -gt 0 ] || return 1
-		sleep 0.1
+		vm_nap
 	done
 	cat "$SHARED/val.$1"
 }
