@@ -184,9 +184,10 @@ profile: deps
 # NVMe-oF over sroce, rdma_rxe and NVMe/TCP: build/bench-nvmeof/bench.{csv,json}.
 bench-nvmeof: deps
 	@$(MAKE) --no-print-directory modules provider
-	@echo "bench-nvmeof: two VMs, fio over sroce, rdma_rxe, NVMe/TCP (about 10 minutes)..."
+	@echo "bench-nvmeof: two VMs, fio over sroce, rdma_rxe, NVMe/TCP, $(or $(REPS),3) rounds (6 minutes a round)..."
 	@rm -f $(BUILD)/vm/nvmeof-bench/shared/bench.txt
-	@tools/vm/run $(VMARGS) -t 1800 tools/bench/nvmeof-bench.sh > $(BUILD)/bench-nvmeof.tap; \
+	@SROCE_ARG_REPS=$(or $(REPS),3) tools/vm/run $(VMARGS) -t $$(( $(or $(REPS),3) * 1200 + 600 )) \
+		tools/bench/nvmeof-bench.sh > $(BUILD)/bench-nvmeof.tap; \
 	rc=$$?; tools/bench/report $(BUILD)/vm/nvmeof-bench/shared/bench.txt $(BUILD)/bench-nvmeof || rc=1; \
 	if [ $$rc -ne 0 ]; then grep -v '^ *ok' $(BUILD)/bench-nvmeof.tap | head -40; fi; exit $$rc
 

@@ -1,14 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # vms: 2
-# timeout: 1800
+# timeout: 4200
 #
 # The NVMe-oF benchmark inside two VMs (make bench-nvmeof): VM 0 is the
 # target (null_blk, memory-backed), VM 1 the host; the same fio rows over
 # nvme-rdma on sroce, on rdma_rxe (the two stacks take turns: both use UDP
 # 4791), and over NVMe/TCP, in one boot.  VM 1 writes "STACK ROW VALUE
 # UNIT" lines to $SHARED/bench.txt for tools/bench/report.  Figures, no
-# thresholds.
+# thresholds.  SROCE_ARG_REPS rounds (make bench-nvmeof REPS=, default 3),
+# each of the three stacks in turn, so that a slow spell of the shared
+# host falls on all three rather than on one stack's rows; the report
+# prints each row's median, minimum and maximum.
 . tests/lib/vm.sh
 . tests/lib/nvmeof.sh
 
@@ -39,21 +42,24 @@ fio_row() {
 	diag "$stack $name: $v"
 }
 
-# The rows of one stack, on the host.
+# The rows of one stack, on the host (ROUND is STACK-rN).
 rows() {
-	fio_row "$1" randread_4k_iops randread 4k 16
-	fio_row "$1" randread_4k_qd1_lat randread 4k 1
-	fio_row "$1" randwrite_4k_iops randwrite 4k 16
-	fio_row "$1" read_128k_bw read 128k 8
-	fio_row "$1" write_128k_bw write 128k 8
+	local s=${1%-r*}
+	fio_row "$s" randread_4k_iops randread 4k 16
+	fio_row "$s" randread_4k_qd1_lat randread 4k 1
+	fio_row "$s" randwrite_4k_iops randwrite 4k 16
+	fio_row "$s" read_128k_bw read 128k 8
+	fio_row "$s" write_128k_bw write 128k 8
 }
 
 [ "$VM_ID" = 1 ] && : > "$out"
-for stack in sroce rxe; do
-	stack_up "$stack"
-	vm_barrier "$stack-up"
-	NVME_TR=rdma nvme_pair "$stack" rows
-	stack_down "$stack"
+for ((r = 1; r <= ${SROCE_ARG_REPS:-3}; r++)); do
+	for stack in sroce rxe; do
+		stack_up "$stack"
+		vm_barrier "$stack-up-r$r"
+		NVME_TR=rdma nvme_pair "$stack-r$r" rows
+		stack_down "$stack"
+	done
+	NVME_TR=tcp nvme_pair "tcp-r$r" rows
 done
-NVME_TR=tcp nvme_pair tcp rows
 tap_done
