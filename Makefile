@@ -54,7 +54,7 @@ help:
 	@echo "make check      build + lint + the VM test suite (N passed, N failed)"
 	@echo "make lint       sparse (C=2), checkpatch.pl --strict and kernel-doc"
 	@echo "make bench      sroce beside rdma_rxe and TCP, two VMs, one boot"
-	@echo "make bench-nvmeof  NVMe-oF IOPS/bandwidth: sroce, rdma_rxe, NVMe/TCP"
+	@echo "make bench-nvmeof  NVMe-oF IOPS/bandwidth: sroce, rdma_rxe, NVMe/TCP (REPS= MTU=)"
 	@echo "make bench-sweep  64 B-1 MiB send/write/read: table and SVG (MTU= QPS= RPS=)"
 	@echo "make profile    perf in both VMs during perftest: where the time goes"
 	@echo "make fuzz-wire  the long wire fuzzer run in a VM (SEED=, PACKETS=, DURATION=)"
@@ -186,7 +186,7 @@ bench-nvmeof: deps
 	@$(MAKE) --no-print-directory modules provider
 	@echo "bench-nvmeof: two VMs, fio over sroce, rdma_rxe, NVMe/TCP, $(or $(REPS),3) rounds (6 minutes a round)..."
 	@rm -f $(BUILD)/vm/nvmeof-bench/shared/bench.txt
-	@SROCE_ARG_REPS=$(or $(REPS),3) tools/vm/run $(VMARGS) -t $$(( $(or $(REPS),3) * 1200 + 600 )) \
+	@SROCE_ARG_REPS=$(or $(REPS),3) SROCE_ARG_MTU=$(or $(MTU),1500) tools/vm/run $(VMARGS) -t $$(( $(or $(REPS),3) * 1200 + 600 )) \
 		tools/bench/nvmeof-bench.sh > $(BUILD)/bench-nvmeof.tap; \
 	rc=$$?; tools/bench/report $(BUILD)/vm/nvmeof-bench/shared/bench.txt $(BUILD)/bench-nvmeof || rc=1; \
 	if [ $$rc -ne 0 ]; then grep -v '^ *ok' $(BUILD)/bench-nvmeof.tap | head -40; fi; exit $$rc
