@@ -315,6 +315,27 @@ static bool sroce_cq_has(struct sroce_cq *cq, struct ib_qp *ibqp)
 }
 
 /*
+ * Remove @ibqp's completions from the ring, keeping the others in order;
+ * with @keep_recv, its receive completions stay.  With cq->lock held.
+ */
+static void sroce_cq_drop(struct sroce_cq *cq, struct ib_qp *ibqp,
+			  bool keep_recv)
+{
+	u32 i, n = cq->head;
+
+	for (i = cq->head; i != cq->tail; i = (i + 1) % (cq->size + 1)) {
+		const struct ib_wc *wc = &cq->queue[i];
+
+		if (wc->qp == ibqp && !(keep_recv && (wc->opcode & IB_WC_RECV)))
+			continue;
+		if (n != i)
+			cq->queue[n] = *wc;
+		n = (n + 1) % (cq->size + 1);
+	}
+	cq->tail = n;
+}
+
+/*
  * Ghosts a CQ keeps in its life, at most.  A ghost cannot be freed before
  * the CQ: a poller may still read the QP number through a completion it
  * took (uverbs does, after the poll, without the CQ's lock).  One ghost
@@ -393,18 +414,35 @@ void sroce_cq_forget_qp(struct sroce_cq *cq, struct sroce_qp *qp)
 			if (cq->queue[i].qp == ibqp)
 				cq->queue[i].qp = &g->ibqp;
 	} else {
-		/* Compact the ring without them, in order. */
-		n = cq->head;
-		for (i = cq->head; i != cq->tail; i = (i + 1) % (cq->size + 1)) {
-			if (cq->queue[i].qp == ibqp)
-				continue;
-			cq->queue[n] = cq->queue[i];
-			n = (n + 1) % (cq->size + 1);
-		}
-		cq->tail = n;
+		sroce_cq_drop(cq, ibqp, false);
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 	kfree(fresh);
+}
+
+/**
+ * sroce_cq_clean - remove a QP's completions on its way to RESET
+ * @cq: a send or receive CQ of the QP
+ * @qp: the QP entering RESET, with qp->lock held: nothing adds to @cq for
+ *	it any more
+ *
+ * A reset QP starts a new connection, and the completions of the old one
+ * not polled yet (the WRs flushed in the Error state) would be taken for
+ * the new one's.  RoCE NICs remove them on the way to RESET (mlx4 and mlx5
+ * do, in the kernel and in their providers), and rdma-core's tests count
+ * on it; the provider of a mapped CQ does so in its ring.  A QP on an SRQ
+ * keeps its receive completions: each holds an SRQ WQE the consumer gets
+ * back no other way.
+ */
+void sroce_cq_clean(struct sroce_cq *cq, struct sroce_qp *qp)
+{
+	unsigned long flags;
+
+	if (cq->ring)
+		return;
+	spin_lock_irqsave(&cq->lock, flags);
+	sroce_cq_drop(cq, &qp->ibqp, !!qp->ibqp.srq);
+	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
 /**

@@ -19,6 +19,13 @@
 
 #define SROCE_MW_ACCESS (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
 			 IB_ACCESS_REMOTE_ATOMIC)
+/*
+ * Local write is a right of the MR, not of a window (IBA 10.6.7.2.2
+ * lists remote rights only).  A bind that asks for it as well is not
+ * refused: RoCE NICs and rdma_rxe take it and give the window its
+ * remote rights, and rdma-core's own tests bind so.
+ */
+#define SROCE_MW_IGNORED IB_ACCESS_LOCAL_WRITE
 
 /**
  * sroce_alloc_mw - allocate a memory window (IBA 11.2.10.9)
@@ -152,7 +159,7 @@ enum ib_wc_status sroce_bind_mw(struct sroce_qp *qp,
 	struct sroce_mr *win, *mr = NULL, *old;
 	struct sroce_pool_elem *elem;
 	u64 addr = wqe->remote_addr, len = wqe->compare_add;
-	int access = wqe->reg_access;
+	int access = wqe->reg_access & ~SROCE_MW_IGNORED;
 	unsigned long flags;
 	bool ok;
 

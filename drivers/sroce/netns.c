@@ -52,6 +52,15 @@ static struct socket *sroce_sock_create(struct net *net, bool ipv6)
 	if (err)
 		return ERR_PTR(err);
 	setup_udp_tunnel_sock(net, sock, &tcfg);
+	/*
+	 * IBA 10.5: every QP attached to a group receives its packets, on
+	 * the sending node too, as a RoCE NIC loops them to its own QPs.
+	 * The IP stack loops a multicast back to a joined host (rdma_cm
+	 * joins the IP group) when the sending socket asks for it; a
+	 * tunnel socket is set not to, an IPv6 one still does.
+	 */
+	if (!ipv6)
+		inet_sk(sock->sk)->mc_loop = 1;
 	return sock;
 }
 

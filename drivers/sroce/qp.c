@@ -495,14 +495,19 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	/*
 	 * A WR posted to a mapped queue in Error whose doorbell has not come
-	 * yet still completes flushed (IBA 10.3.1), as one posted through the
-	 * command did, before RESET drops what is left.
+	 * yet completes flushed (IBA 10.3.1) now, as one posted through the
+	 * command did, not later in the new connection; RESET then removes
+	 * it from the CQ with the QP's other completions.
 	 */
 	if (next == IB_QPS_RESET && cur == IB_QPS_ERR &&
 	    (qp->sq.ring || qp->rq.ring))
 		sroce_qp_flush(qp);
-	if (next == IB_QPS_RESET && cur != IB_QPS_RESET)
+	if (next == IB_QPS_RESET && cur != IB_QPS_RESET) {
 		sroce_qp_reset(qp, cur);
+		sroce_cq_clean(to_scq(ibqp->send_cq), qp);
+		if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+			sroce_cq_clean(to_scq(ibqp->recv_cq), qp);
+	}
 	/*
 	 * What a mapped queue holds when the QP leaves RESET, or the SQ
 	 * when it enters RTS, was posted in Error or raced the way to

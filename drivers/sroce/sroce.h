@@ -1077,6 +1077,7 @@ int sroce_cq_complete(struct sroce_cq *cq, const struct ib_wc *wc,
 		      bool solicited);
 void sroce_cq_deliver(struct sroce_cq *cq);
 void sroce_cq_forget_qp(struct sroce_cq *cq, struct sroce_qp *qp);
+void sroce_cq_clean(struct sroce_cq *cq, struct sroce_qp *qp);
 
 /* qp.c */
 int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,

@@ -1161,6 +1161,15 @@ static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 	bi.mw_access_flags = IBV_ACCESS_REMOTE_READ;
 	st = bind_status(pd, tcq, sgid, gid, mw3, &bi);
 	tap(st == IBV_WC_SUCCESS, "remote read through it is fine (%d)", st);
+	/* Local write is the MR's right: a bind may name it, it is ignored. */
+	bi.mw_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE;
+	st = bind_status(pd, tcq, sgid, gid, mw3, &bi);
+	tap(st == IBV_WC_SUCCESS,
+	   "local write among a window's rights is ignored, as by RoCE NICs (%d)",
+	   st);
+	st = write_status(pd, tcq, sgid, gid, smr->lkey, src, mw3->rkey, w, 64);
+	tap(st == IBV_WC_REM_ACCESS_ERR,
+	   "and the window gives no remote write (%d)", st);
 
 	/* Remote invalidation: SEND_WITH_INV names the type 2 window. */
 	sge = (struct ibv_sge){ (uintptr_t)src + 2048, 64, smr->lkey };
@@ -1259,6 +1268,76 @@ out:
 		ibv_destroy_cq(cq);
 	if (tcq)
 		ibv_destroy_cq(tcq);
+}
+
+/*
+ * A QP's way to RESET removes its completions not polled yet from the CQ
+ * it shares, as RoCE NICs do (mlx4, mlx5, hns): a new connection does not
+ * poll the old one's flushed WRs.  Those of the other QP stay, in order.
+ */
+static void reset_clean(struct ibv_pd *pd)
+{
+	struct ibv_qp_init_attr qi = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr qa = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE,
+	};
+	int init = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		   IBV_QP_ACCESS_FLAGS;
+	struct ibv_cq *cq = ibv_create_cq(pd->context, 16, NULL, NULL, 0);
+	struct ibv_qp *a = NULL, *b = NULL;
+	struct ibv_wc wc[16];
+	int n, err, i;
+
+	if (cq) {
+		qi.send_cq = cq;
+		qi.recv_cq = cq;
+		a = ibv_create_qp(pd, &qi);
+		b = ibv_create_qp(pd, &qi);
+	}
+	tap(cq && a && b, "reset: a CQ two QPs share");
+	if (!a || !b)
+		goto out;
+	err = 0;
+	for (i = 0; i < 2 && !err; i++) {
+		struct ibv_qp *q = i ? b : a;
+
+		qa.qp_state = IBV_QPS_INIT;
+		err = ibv_modify_qp(q, &qa, init);
+		qa.qp_state = IBV_QPS_ERR;
+		err = err ?: ibv_modify_qp(q, &qa, IBV_QP_STATE);
+	}
+	/* Interleaved: a 100, b 200, a 101, b 201, a 102. */
+	for (i = 0; i < 5 && !err; i++)
+		err = flushed(i & 1 ? b : a, (i & 1 ? 200 : 100) + i / 2, 1);
+	qa.qp_state = IBV_QPS_RESET;
+	err = err ?: ibv_modify_qp(a, &qa, IBV_QP_STATE);
+	tap(!err, "reset: both in ERR with 5 WRs flushed, one back to RESET (%d)",
+	   err);
+	n = ibv_poll_cq(cq, 16, wc);
+	tap(n == 2 && wc[0].wr_id == 200 && wc[1].wr_id == 201 &&
+	   wc[0].qp_num == b->qp_num && wc[1].qp_num == b->qp_num,
+	   "reset: only the other QP's 2 completions are left, in order (%d)",
+	   n);
+	qa.qp_state = IBV_QPS_INIT;
+	err = ibv_modify_qp(a, &qa, init);
+	qa.qp_state = IBV_QPS_ERR;
+	err = err ?: ibv_modify_qp(a, &qa, IBV_QP_STATE);
+	err = err ?: flushed(a, 103, 1);
+	n = err ? -1 : ibv_poll_cq(cq, 16, wc);
+	tap(n == 1 && wc[0].wr_id == 103 && wc[0].status == IBV_WC_WR_FLUSH_ERR,
+	   "reset: the QP used again completes as before (%d, %d)", err, n);
+out:
+	if (a)
+		ibv_destroy_qp(a);
+	if (b)
+		ibv_destroy_qp(b);
+	if (cq)
+		ibv_destroy_cq(cq);
 }
 
 /*
@@ -1523,6 +1602,7 @@ int main(int argc, char **argv)
 	   "the destroyed QP's completion polls with its QP number (%d)", n);
 	tap(!ibv_destroy_cq(cq), "ibv_destroy_cq");
 	resize(pd);
+	reset_clean(pd);
 	tap(!ibv_destroy_comp_channel(ch), "ibv_destroy_comp_channel");
 	tap(!ibv_dereg_mr(mr), "ibv_dereg_mr");
 	tap(!ibv_dealloc_pd(pd), "ibv_dealloc_pd");

@@ -67,6 +67,23 @@ integrity() {
 }
 check "data integrity, all opcodes (MTU 1024)" integrity -n 2
 
+# Multicast on one host (IBA 10.5: every QP attached to the group gets
+# the packets, the sender's node included, as on a RoCE NIC): two QPs of
+# mckey receive what another mckey on the same host sends.
+mc_joined() { grep -q "^mcast_attach [2-9]" /sys/kernel/debug/sroce/objects; }
+mc_local() {
+	local rpid rc
+	timeout 120 mckey -m 239.77.0.9 -b 10.77.0.1 -c 2 -C 20 > /tmp/mcr.out 2>&1 &
+	rpid=$!
+	wait_for 60 mc_joined || { kill "$rpid"; cat /tmp/mcr.out; return 1; }
+	timeout 60 mckey -m 239.77.0.9 -b 10.77.0.1 -s -C 20 || return 1
+	wait "$rpid"
+	rc=$?
+	[ "$rc" -eq 0 ] || tail -5 /tmp/mcr.out
+	return "$rc"
+}
+check "mckey on one host: 20 multicast messages to each of 2 QPs" mc_local
+
 # Zero-copy transmit (RC request payloads of 512 bytes and more sent from
 # the MR's pages) needs a netdev that takes page fragments.  This VM's
 # virtio-net does not (QEMU's socket backend offers no checksum offload,

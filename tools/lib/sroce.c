@@ -358,9 +358,11 @@ static int sroce_bind_info_ok(const struct ibv_mw_bind_info *bi)
 {
 	if (!bi->mr && (bi->addr || bi->length))
 		return EINVAL;
+	/* Local write, the MR's right, is ignored as the kernel does. */
 	if (bi->mw_access_flags & ~(unsigned int)(IBV_ACCESS_REMOTE_WRITE |
 						   IBV_ACCESS_REMOTE_READ |
-						   IBV_ACCESS_REMOTE_ATOMIC))
+						   IBV_ACCESS_REMOTE_ATOMIC |
+						   IBV_ACCESS_LOCAL_WRITE))
 		return EINVAL;	/* zero-based windows are not offered */
 	return 0;
 }
@@ -1602,6 +1604,47 @@ static int sroce_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 	return ibv_cmd_query_qp(qp, attr, mask, init, &cmd, sizeof(cmd));
 }
 
+/*
+ * On a QP's way to RESET its completions not polled yet leave a mapped
+ * ring, as the kernel removes them from a ring it polls (sroce_cq_clean()
+ * in cq.c): a new connection must not take the old one's flushed WRs for
+ * its own.  The kernel writes only the slots from its producer index on,
+ * so those from our consumer index to the producer read here are ours to
+ * move: walking back from the newest, the kept ones move up over the
+ * removed, in order, and the consumer index passes the freed slots.
+ * Receive completions of a QP on an SRQ stay: each holds an SRQ WQE.
+ */
+static void sroce_cq_clean(struct ibv_cq *ibcq, uint32_t qpn, int srq)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	uint32_t prod, i, freed = 0;
+
+	if (!cq->ring)
+		return;
+	pthread_spin_lock(&cq->lock);
+	prod = __atomic_load_n(&cq->ring->producer, __ATOMIC_ACQUIRE);
+	for (i = prod; i != cq->cons; ) {
+		struct ib_uverbs_wc *e = &cq->ring->cqe[--i % cq->entries];
+		uint32_t to = (i + freed) % cq->entries;
+
+		if (e->qp_num == qpn && !(srq && (e->opcode & IBV_WC_RECV))) {
+			freed++;
+			continue;
+		}
+		if (!freed)
+			continue;
+		cq->ring->cqe[to] = *e;
+		if (cq->ts)
+			cq->ts[to] = cq->ts[i % cq->entries];
+	}
+	if (freed) {
+		cq->cons += freed;
+		__atomic_store_n(&cq->ring->consumer, cq->cons,
+				 __ATOMIC_RELEASE);
+	}
+	pthread_spin_unlock(&cq->lock);
+}
+
 static int sroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			   int mask)
 {
@@ -1609,11 +1652,18 @@ static int sroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	int err;
 
 	err = ibv_cmd_modify_qp(ibqp, attr, mask, &cmd, sizeof(cmd));
+	if (err || !(mask & IBV_QP_STATE))
+		return err;
 	/* Posts in other threads read it: after the kernel's change. */
-	if (!err && (mask & IBV_QP_STATE))
-		__atomic_store_n(&to_sqp(ibqp)->state, attr->qp_state,
-				 __ATOMIC_RELEASE);
-	return err;
+	__atomic_store_n(&to_sqp(ibqp)->state, attr->qp_state,
+			 __ATOMIC_RELEASE);
+	if (attr->qp_state == IBV_QPS_RESET) {
+		sroce_cq_clean(ibqp->send_cq, ibqp->qp_num, !!ibqp->srq);
+		if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+			sroce_cq_clean(ibqp->recv_cq, ibqp->qp_num,
+				       !!ibqp->srq);
+	}
+	return 0;
 }
 
 static int sroce_destroy_qp(struct ibv_qp *ibqp)
