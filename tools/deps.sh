@@ -13,7 +13,7 @@ pkgs=(
 	iproute2 iputils-ping procps
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	perftest rdmacm-utils infiniband-diags
-	sparse groff-base python3-docutils dkms
+	sparse groff-base python3-docutils python3-pyverbs dkms
 	iperf3 fio nvme-cli tcpdump
 )
 
