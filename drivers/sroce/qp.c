@@ -93,6 +93,18 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = sroce_check_caps(init);
 	if (err)
 		return err;
+	/*
+	 * A user QP gets inline data up to the size of the SGEs its WQE
+	 * may carry, asked for or not, as from rdma_rxe and NICs (Create QP
+	 * may grant more than asked, IBA 11.2.4.1): a mapped slot has that
+	 * room anyway, and rdma-core's rdma_xclient sends 16 inline bytes
+	 * on a QP that asked for none.  Kernel ULPs size it themselves.
+	 */
+	if (udata)
+		init->cap.max_inline_data =
+			max_t(u32, init->cap.max_inline_data,
+			      min_t(u32, init->cap.max_send_sge *
+				    sizeof(struct ib_sge), SROCE_MAX_INLINE));
 	err = sroce_map_cmd(udata, &map);
 	if (err)
 		return err;

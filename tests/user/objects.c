@@ -430,6 +430,64 @@ static int write_status(struct ibv_pd *pd, struct ibv_cq *cq, int sgid,
 }
 
 /*
+ * A QP that asked for no inline data gets room for the size of its SGEs,
+ * as from rdma_rxe and NICs (rdma-core's rdma_xclient counts on it), and
+ * an inline RDMA WRITE of that many bytes lands.
+ */
+static void inline_grant(struct ibv_pd *pd, struct ibv_cq *cq, int sgid,
+			 union ibv_gid *gid)
+{
+	struct ibv_qp_init_attr qi = {
+		.qp_type = IBV_QPT_RC, .send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	static uint8_t dst[64];
+	uint8_t src[16];
+	struct ibv_sge sge = { (uintptr_t)src, sizeof(src), 0 };
+	struct ibv_send_wr wr = {
+		.wr_id = 78, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+	}, *bad;
+	struct ibv_qp *req, *resp;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	int n = 0, tries, err = -1;
+
+	mr = ibv_reg_mr(pd, dst, sizeof(dst), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	req = ibv_create_qp(pd, &qi);
+	tap(req && qi.cap.max_inline_data >= 16,
+	   "a QP asking for no inline data gets %u bytes (1 SGE)",
+	   qi.cap.max_inline_data);
+	resp = ibv_create_qp(pd, &qi);
+	memset(src, 0x6b, sizeof(src));
+	if (mr) {
+		wr.wr.rdma.remote_addr = (uintptr_t)dst + 8;
+		wr.wr.rdma.rkey = mr->rkey;
+	}
+	if (mr && req && resp && !to_rts_peer(req, resp->qp_num, sgid, gid) &&
+	    !to_rts_peer(resp, req->qp_num, sgid, gid)) {
+		err = ibv_post_send(req, &wr, &bad);
+		for (tries = 0; !err && !n && tries < 5000; tries++) {
+			n = ibv_poll_cq(cq, 1, &wc);
+			if (!n)
+				usleep(1000);
+		}
+	}
+	tap(!err && n == 1 && wc.wr_id == 78 && wc.status == IBV_WC_SUCCESS &&
+	   dst[8] == 0x6b && dst[23] == 0x6b && !dst[7] && !dst[24],
+	   "an inline RDMA WRITE of 16 bytes on it lands (%d, %d)", err, n);
+	if (req)
+		ibv_destroy_qp(req);
+	if (resp)
+		ibv_destroy_qp(resp);
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+/*
  * max_mr_size: an MR larger than 4 GiB works beyond the 4 GiB mark, and
  * one byte past the device's limit is refused.  The 4 GiB + 2 MiB are one
  * 2 MiB memfd mapped 2049 times in a row, so the VM needs no 4 GiB.
@@ -1488,6 +1546,7 @@ int main(int argc, char **argv)
 	atomic_write(ctx, pd, sgid, &gid, !getenv("SROCE_MAPPED") ||
 		     strcmp(getenv("SROCE_MAPPED"), "0"));
 	rd_resources(pd, &dattr.orig_attr, sgid, &gid);
+	inline_grant(pd, cq, sgid, &gid);
 	/* Pinning a million pages is slow under emulation: once is enough. */
 	if (!getenv("SROCE_MAPPED") || strcmp(getenv("SROCE_MAPPED"), "0"))
 		big_mr(&dattr.orig_attr, pd, cq, sgid, &gid);

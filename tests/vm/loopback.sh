@@ -84,6 +84,22 @@ mc_local() {
 }
 check "mckey on one host: 20 multicast messages to each of 2 QPs" mc_local
 
+# rdma_xclient (RC) sends 16 inline bytes on a QP that asked for no
+# inline data: a user QP gets as much as its SGEs hold, as from NICs.
+xsrv() { timeout 60 rdma_xserver -c r > /tmp/xsrv.out 2>&1; }
+xcli() {
+	local spid rc
+	xsrv &
+	spid=$!
+	wait_for 30 listening 7471
+	timeout 50 rdma_xclient -s 10.77.0.1 -c r > /tmp/xcli.out 2>&1
+	rc=$?
+	wait "$spid" || rc=1
+	[ "$rc" -eq 0 ] || tail -3 /tmp/xcli.out /tmp/xsrv.out
+	return "$rc"
+}
+check "rdma_xserver / rdma_xclient -c r (16 inline bytes, no inline asked)" xcli
+
 # Zero-copy transmit (RC request payloads of 512 bytes and more sent from
 # the MR's pages) needs a netdev that takes page fragments.  This VM's
 # virtio-net does not (QEMU's socket backend offers no checksum offload,
