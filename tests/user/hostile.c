@@ -1609,6 +1609,8 @@ struct race {
 	atomic_long posted;	/* posts that returned 0 */
 	atomic_long polled;	/* their completions, polled by main */
 	atomic_long lost;	/* given up on (keeps the throttle going) */
+	atomic_int pause;	/* main asks the poster to hold still */
+	atomic_int paused;	/* the poster is between two posts, holding */
 	long einval, enomem, other;
 	int other_err;
 };
@@ -1627,6 +1629,13 @@ static void *race_poster(void *arg)
 
 	wr.wr.rdma.rkey = d->mr->rkey;
 	while (!atomic_load(&r->stop)) {
+		if (atomic_load(&r->pause)) {
+			atomic_store(&r->paused, 1);
+			while (atomic_load(&r->pause) && !atomic_load(&r->stop))
+				usleep(20);
+			atomic_store(&r->paused, 0);
+			continue;
+		}
 		/* At most 64 completions waiting: the CQ never overflows. */
 		if (atomic_load(&r->posted) - atomic_load(&r->polled) -
 		    atomic_load(&r->lost) >= 64) {
@@ -1777,15 +1786,21 @@ static void case_f(struct dev *d)
 		/*
 		 * RESET removes the QP's completions not polled yet, as RoCE
 		 * NICs do: those of the WRs posted in ERR since the settle
-		 * above are not waited for (RESET refuses posts, so none
-		 * succeeds until the QP is connected again).
+		 * above are not waited for.  The poster holds still meanwhile,
+		 * so that each of its posts is counted on the side of RESET
+		 * it was made on (RESET racing posts is the next loop's).
 		 */
+		atomic_store(&r.pause, 1);
+		t = now();
+		while (!atomic_load(&r.paused) && now() - t < 5.0 * scale)
+			usleep(20);
 		err = modify_state(p.qp[0], IBV_QPS_RESET);
 		if (!err) {
 			race_collect(&r, p.cq[0], &st);
 			atomic_store(&r.lost, atomic_load(&r.posted) -
 				     atomic_load(&r.polled));
 		}
+		atomic_store(&r.pause, 0);
 		if (err || race_reconnect(d, &p, 1)) {
 			ok(0, "f: cycle %d: ERR -> RESET -> RTS under posts", c);
 			break;
