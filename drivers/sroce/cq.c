@@ -424,7 +424,8 @@ void sroce_cq_forget_qp(struct sroce_cq *cq, struct sroce_qp *qp)
  * sroce_cq_clean - remove a QP's completions on its way to RESET
  * @cq: a send or receive CQ of the QP
  * @qp: the QP entering RESET, with qp->lock held: nothing adds to @cq for
- *	it any more
+ *	it any more (the post paths flush a WR under its queue's lock, which
+ *	the reset took after setting the state)
  *
  * A reset QP starts a new connection, and the completions of the old one
  * not polled yet (the WRs flushed in the Error state) would be taken for

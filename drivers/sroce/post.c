@@ -145,7 +145,7 @@ void sroce_qp_flush(struct sroce_qp *qp)
 	 * The state is Error: post_send queues nothing more (it decides
 	 * under sq.lock, which sroce_qp_error() took after setting the
 	 * state), so the WQEs below the tail read here are all there are.
-	 * They complete outside sq.lock: a completion handler may post.
+	 * They complete outside sq.lock: there may be many.
 	 */
 	spin_lock_irqsave(&q->lock, flags);
 	tail = q->tail;
@@ -283,6 +283,8 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		if (state == IB_QPS_RESET) {
 			err = -EINVAL;
 		} else if (state == IB_QPS_ERR && q->head == q->tail) {
+			/* Under rq.lock, as post_send's (sroce_post_send()). */
+			sroce_flush_wr(qp, ibqp->recv_cq, wr->wr_id, true);
 			flush = true;
 		} else if (sroce_queue_full(q)) {
 			err = -ENOMEM;
@@ -293,8 +295,6 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		spin_unlock_irqrestore(&q->lock, flags);
 		if (err)
 			break;
-		if (flush)
-			sroce_flush_wr(qp, ibqp->recv_cq, wr->wr_id, true);
 		flushed |= flush;
 	}
 	if (err)

@@ -97,8 +97,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	 * A user QP gets inline data up to the size of the SGEs its WQE
 	 * may carry, asked for or not, as from rdma_rxe and NICs (Create QP
 	 * may grant more than asked, IBA 11.2.4.1): a mapped slot has that
-	 * room anyway, and rdma-core's rdma_xclient sends 16 inline bytes
-	 * on a QP that asked for none.  Kernel ULPs size it themselves.
+	 * room anyway (the kernel's own slot grows by it), and rdma-core's
+	 * rdma_xclient sends 16 inline bytes on a QP that asked for none.
+	 * Kernel ULPs size it themselves.
 	 */
 	if (udata)
 		init->cap.max_inline_data =

@@ -946,7 +946,14 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		if (state < IB_QPS_RTS) {
 			err = -EINVAL;
 		} else if (state == IB_QPS_ERR && qp->sq.head == qp->sq.tail) {
-			flush = true;	/* nothing older to complete first */
+			/*
+			 * IBA 10.3.1: a WR posted in Error completes flushed;
+			 * nothing older is left to complete first.  Under
+			 * sq.lock: a reset that follows finds the completion
+			 * in the CQ and removes it (sroce_cq_clean()).
+			 */
+			sroce_flush_wr(qp, ibqp->send_cq, wr->wr_id, false);
+			flush = true;
 		} else if (qp->sq.tail - qp->sq.head == qp->sq.size) {
 			err = -ENOMEM;
 		} else {
@@ -965,9 +972,6 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
 		if (err)
 			break;
-		/* IBA 10.3.1: a WR posted in Error completes flushed. */
-		if (flush)
-			sroce_flush_wr(qp, ibqp->send_cq, wr->wr_id, false);
 		flushed |= flush;
 	}
 	if (err)

@@ -56,6 +56,10 @@ class TapResult(unittest.TestResult):
     def addUnexpectedSuccess(self, test):
         self._line(False, test)
 
+    def addSubTest(self, test, subtest, err):
+        if err is not None:
+            self._line(False, subtest, err)
+
 
 def main():
     tests_dir = os.path.abspath(sys.argv[1])
