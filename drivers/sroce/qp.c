@@ -348,6 +348,7 @@ void sroce_qp_error(struct sroce_qp *qp)
 	lockdep_assert_held(&qp->lock);
 	if (qp->state == IB_QPS_ERR)
 		return;
+	sroce_resp_ack_owed(qp);
 	/*
 	 * Under sq.lock: post_send decides under it whether to queue a WR
 	 * or flush it itself (sroce_qp_flush()).
@@ -609,6 +610,12 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_dev *sdev = to_sdev(ibqp->device);
 	struct sroce_qp *qp = to_sqp(ibqp);
 	u32 i;
+
+	/* The ACK for completions its consumer may have polled leaves. */
+	spin_lock_bh(&qp->lock);
+	sroce_resp_ack_owed(qp);
+	sroce_qp_release(qp);
+	sroce_qp_tx_flush(qp);
 
 	/*
 	 * Unpublish and wait for every packet and WR that holds the QP; the

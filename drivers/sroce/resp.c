@@ -69,6 +69,25 @@ static void sroce_resp_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
 	sroce_resp_ack_msn(qp, psn, syndrome, qp->resp.msn);
 }
 
+/**
+ * sroce_resp_ack_owed - send the coalesced ACK a QP owes, before it stops
+ *	responding
+ * @qp: the QP, with qp->lock held; the ACK leaves when it is released
+ *
+ * Called before the QP enters Error or is destroyed.  The completions of
+ * the requests the ACK covers are written already, and their consumer may
+ * have polled them and moved on; the requester still waits for the ACK
+ * (IBA 9.7.5.1.1), and would retry into a QP that answers no more.  A NIC
+ * sends it before the completion shows; the batch would not send it from
+ * a QP in Error or destroyed.
+ */
+void sroce_resp_ack_owed(struct sroce_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (qp->state >= IB_QPS_RTR && qp->state != IB_QPS_ERR)
+		sroce_resp_ack_flush(qp);
+}
+
 /* The QPs of one CPU with an ACK due, and the tasklet that sends them. */
 struct sroce_ack_batch {
 	struct list_head qps;

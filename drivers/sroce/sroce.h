@@ -1220,6 +1220,7 @@ void sroce_resp_init(void);
 void sroce_resp_exit(void);
 void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 bool sroce_resp_tx(struct sroce_qp *qp, int budget);
+void sroce_resp_ack_owed(struct sroce_qp *qp);
 void sroce_resp_reset(struct sroce_qp *qp);
 int sroce_resp_resize(struct sroce_qp *qp, struct sroce_rd_res **rd, u32 size);
 u32 sroce_rd_ring_size(u8 max_dest_rd_atomic);
