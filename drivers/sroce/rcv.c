@@ -21,13 +21,28 @@
 #include "trace.h"
 
 /*
- * Loopback: packets to a local address are queued here and received by
- * one work item in order, instead of through lo, whose per-CPU backlogs
- * would reorder a QP's packets (sent from whichever CPU runs the QP).
+ * Loopback: packets to a local address are queued here and received in
+ * order, instead of through lo, whose per-CPU backlogs would reorder a
+ * QP's packets (sent from whichever CPU runs the QP).  One consumer at a
+ * time (sroce_loop_busy) takes them off the queue:
+ *  - a tasklet, on the sending CPU when the sender enables BHs again, if
+ *    a few packets wait: a request, its response and the completions are
+ *    handled in the sender's context, with no thread to wake up between
+ *    them (a ping-pong's latency);
+ *  - a work item, if a burst waits (a stream's bandwidth): the receiver
+ *    runs on another CPU than the sender, and the two overlap.
  */
 static struct sk_buff_head sroce_loop_q;
-/* Packets waiting for the loopback work item, at most (a txqueuelen). */
+/* Packets waiting for the loopback queue's consumer, at most (a txqueuelen). */
 #define SROCE_LOOP_QLEN		4096
+/* Packets the tasklet receives itself, at most; more go to the work item. */
+#define SROCE_LOOP_INLINE	8
+/* Looped-back packets handled per run of the work item, at most. */
+#define SROCE_LOOP_BUDGET	256
+/* ... between two chances for other threads to run. */
+#define SROCE_LOOP_BATCH	64
+static unsigned long sroce_loop_busy;
+static struct tasklet_struct sroce_loop_tasklet;
 static struct work_struct sroce_loop_work;
 
 /*
@@ -416,20 +431,16 @@ int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	return 0;
 }
 
-/* Looped-back packets handled per run of the work item, at most. */
-#define SROCE_LOOP_BUDGET	256
-
-static void sroce_loop_work_fn(struct work_struct *work)
+/*
+ * Receive at most @budget looped-back packets (the caller owns
+ * sroce_loop_busy).  Return: whether packets are left.
+ */
+static bool sroce_loop_drain(int budget)
 {
 	struct sk_buff *skb;
 	int n = 0;
 
-	/*
-	 * Bounded: every packet handled may queue new ones (ACKs, the next
-	 * requests), so one run could last as long as the traffic; the work
-	 * item queues itself again instead, and flushes of sroce_wq end.
-	 */
-	while (n < SROCE_LOOP_BUDGET && (skb = skb_dequeue(&sroce_loop_q))) {
+	while (n < budget && (skb = skb_dequeue(&sroce_loop_q))) {
 		bool ipv4 = ip_hdr(skb)->version == 4;
 		struct sroce_dev *sdev;
 
@@ -444,19 +455,65 @@ static void sroce_loop_work_fn(struct work_struct *work)
 		}
 		rcu_read_unlock();
 		local_bh_enable();
-		if (++n % 64 == 0)
-			cond_resched();
+		n++;
 	}
-	if (!skb_queue_empty(&sroce_loop_q))
+	return !skb_queue_empty(&sroce_loop_q);
+}
+
+/*
+ * Give up the queue; a packet queued meanwhile by a producer that found
+ * it taken is seen here (fully ordered: its queueing happened before its
+ * tasklet's test_and_set_bit()), and goes to the work item.
+ */
+static void sroce_loop_release(void)
+{
+	clear_bit_unlock(0, &sroce_loop_busy);
+	/* The clear before the look at the queue: pairs with the above. */
+	smp_mb__after_atomic();
+	if (!skb_queue_empty_lockless(&sroce_loop_q))
 		queue_work(sroce_wq, &sroce_loop_work);
+}
+
+static void sroce_loop_run(struct tasklet_struct *t)
+{
+	if (skb_queue_len(&sroce_loop_q) > SROCE_LOOP_INLINE) {
+		queue_work(sroce_wq, &sroce_loop_work);
+		return;
+	}
+	/* Taken: its owner sees this packet when it lets go. */
+	if (test_and_set_bit(0, &sroce_loop_busy))
+		return;
+	sroce_loop_drain(SROCE_LOOP_INLINE);
+	sroce_loop_release();
+}
+
+/*
+ * Bounded: every packet handled may queue new ones (ACKs, the next
+ * requests), so one run could last as long as the traffic; the work item
+ * queues itself again instead, and flushes of sroce_wq end.
+ */
+static void sroce_loop_work_fn(struct work_struct *work)
+{
+	int n;
+
+	if (test_and_set_bit(0, &sroce_loop_busy))
+		return;
+	for (n = 0; n < SROCE_LOOP_BUDGET; n += SROCE_LOOP_BATCH) {
+		if (!sroce_loop_drain(SROCE_LOOP_BATCH))
+			break;
+		cond_resched();
+	}
+	sroce_loop_release();
 }
 
 /**
  * sroce_loop_queue - receive a finished packet sent to a local address
  * @skb: the packet, IP header on; consumed
  *
- * Bounded like a device queue: a sender faster than the work item loses
- * packets (recovered as losses on the wire).
+ * Bounded like a device queue: a sender faster than the receiver loses
+ * packets (recovered as losses on the wire).  The BHs disabled around
+ * the queueing make the tasklet run here when they are enabled again
+ * (unless the caller keeps them disabled), not in ksoftirqd.
  *
  * Return: 0, or -ENOBUFS (the packet was dropped).
  */
@@ -466,20 +523,24 @@ int sroce_loop_queue(struct sk_buff *skb)
 		kfree_skb(skb);
 		return -ENOBUFS;
 	}
+	local_bh_disable();
 	skb_queue_tail(&sroce_loop_q, skb);
-	queue_work(sroce_wq, &sroce_loop_work);
+	tasklet_schedule(&sroce_loop_tasklet);
+	local_bh_enable();
 	return 0;
 }
 
 void sroce_loop_init(void)
 {
 	skb_queue_head_init(&sroce_loop_q);
+	tasklet_setup(&sroce_loop_tasklet, sroce_loop_run);
 	INIT_WORK(&sroce_loop_work, sroce_loop_work_fn);
 }
 
 /* No device is left, so nothing queues packets any more. */
 void sroce_loop_exit(void)
 {
+	tasklet_kill(&sroce_loop_tasklet);
 	cancel_work_sync(&sroce_loop_work);
 	skb_queue_purge(&sroce_loop_q);
 }
