@@ -14,7 +14,7 @@ pkgs=(
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	perftest rdmacm-utils infiniband-diags
 	sparse groff-base python3-docutils python3-pyverbs dkms
-	iperf3 fio nvme-cli tcpdump
+	iperf3 fio nvme-cli tcpdump nfs-kernel-server
 )
 
 missing=()
