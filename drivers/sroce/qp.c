@@ -611,7 +611,10 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_qp *qp = to_sqp(ibqp);
 	u32 i;
 
-	/* The ACK for completions its consumer may have polled leaves. */
+	/*
+	 * The ACK for completions its consumer may have polled leaves; not
+	 * sroce_qp_unlock(): destroy calls no consumer handler.
+	 */
 	spin_lock_bh(&qp->lock);
 	sroce_resp_ack_owed(qp);
 	sroce_qp_release(qp);

@@ -476,7 +476,7 @@ static void sroce_loop_release(void)
 
 static void sroce_loop_run(struct tasklet_struct *t)
 {
-	if (skb_queue_len(&sroce_loop_q) > SROCE_LOOP_INLINE) {
+	if (skb_queue_len_lockless(&sroce_loop_q) > SROCE_LOOP_INLINE) {
 		queue_work(sroce_wq, &sroce_loop_work);
 		return;
 	}
@@ -519,7 +519,7 @@ static void sroce_loop_work_fn(struct work_struct *work)
  */
 int sroce_loop_queue(struct sk_buff *skb)
 {
-	if (skb_queue_len(&sroce_loop_q) >= SROCE_LOOP_QLEN) {
+	if (skb_queue_len_lockless(&sroce_loop_q) >= SROCE_LOOP_QLEN) {
 		kfree_skb(skb);
 		return -ENOBUFS;
 	}

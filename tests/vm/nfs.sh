@@ -41,8 +41,10 @@ nfs_server_down() {
 	umount /proc/fs/nfsd && umount /export
 }
 
-# The transport of the mount at $mnt, as the client's statistics name it.
-xprt() { awk -v m="$mnt" '$0 ~ "mounted on " m " " { f = 1 } f && /xprt:/ { print $2; exit }' /proc/self/mountstats; }
+# The transport line of the mount at $mnt in the client's statistics, and
+# the transport it names.
+xprt_line() { awk -v m="$mnt" '$0 ~ "mounted on " m " " { f = 1 } f && /xprt:/ { print; exit }' /proc/self/mountstats; }
+xprt() { xprt_line | awk '{ print $2 }'; }
 
 # Write FILE's copy to the mount, drop the client's cache, compare.
 round_trip() {
@@ -76,7 +78,7 @@ else
 		--iodepth=4 --verify=crc32c --verify_fatal=1 --output=/tmp/fio.out
 	dd if=$mnt/f4 of=/dev/null bs=1M iflag=direct 2>&1 | tail -1 | sed 's/^/# v4.2 read: /'
 	# RPC-over-RDMA's counters: read, write and reply chunks, FRWRs.
-	diag "v4.2 $(awk -v m="$mnt" '$0 ~ "mounted on " m " " { f = 1 } f && /xprt:/ { print; exit }' /proc/self/mountstats)"
+	diag "v4.2 $(xprt_line)"
 	check "umount v4.2" timeout 120 umount $mnt
 	check "mount NFSv3 proto=rdma" timeout 120 \
 		mount -t nfs -o vers=3,proto=rdma,port=20049,nolock "$srv:/export" $mnt
