@@ -306,6 +306,19 @@ static void sroce_srq_deliver(struct sroce_srq *srq)
 		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
 }
 
+/* What the engine noted for a QP's CQs and SRQ (no lock of ours held). */
+static void sroce_qp_deliver_shared(struct sroce_qp *qp)
+{
+	struct ib_qp *ibqp = &qp->ibqp;
+
+	if (ibqp->send_cq)
+		sroce_cq_deliver(to_scq(ibqp->send_cq));
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+		sroce_cq_deliver(to_scq(ibqp->recv_cq));
+	if (ibqp->srq)
+		sroce_srq_deliver(to_ssrq(ibqp->srq));
+}
+
 /**
  * sroce_qp_deliver_events - call the consumer for what the engine noted
  * @qp: the QP; the caller holds none of our locks (a handler may poll,
@@ -318,18 +331,11 @@ static void sroce_srq_deliver(struct sroce_srq *srq)
  */
 void sroce_qp_deliver_events(struct sroce_qp *qp)
 {
-	struct ib_qp *ibqp = &qp->ibqp;
-
 	if (READ_ONCE(qp->sqd_event) && xchg(&qp->sqd_event, false))
 		sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
 	if (READ_ONCE(qp->last_wqe_event) && xchg(&qp->last_wqe_event, false))
 		sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
-	if (ibqp->send_cq)
-		sroce_cq_deliver(to_scq(ibqp->send_cq));
-	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
-		sroce_cq_deliver(to_scq(ibqp->recv_cq));
-	if (ibqp->srq)
-		sroce_srq_deliver(to_ssrq(ibqp->srq));
+	sroce_qp_deliver_shared(qp);
 }
 
 /**
@@ -382,6 +388,8 @@ static void sroce_qp_reset(struct sroce_qp *qp, enum ib_qp_state cur)
 	u32 i;
 
 	lockdep_assert_held(&qp->lock);
+	/* As on the way to Error: the peer waits for it (9.7.5.1.1). */
+	sroce_resp_ack_owed(qp);
 	/*
 	 * Under sq.lock with the state: post_send decides under it too, so
 	 * a WR is either released here or refused (IBA 10.8.2: RESET).
@@ -612,13 +620,17 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	u32 i;
 
 	/*
-	 * The ACK for completions its consumer may have polled leaves; not
-	 * sroce_qp_unlock(): destroy calls no consumer handler.
+	 * The ACK for completions its consumer may have polled leaves.  The
+	 * release handles the packets on the backlog while the QP still
+	 * responds; the CQ notifications and SRQ limit they may have noted
+	 * reach the consumers of those, which outlive the QP.  Not the QP's
+	 * own events: its consumer is destroying it.
 	 */
 	spin_lock_bh(&qp->lock);
 	sroce_resp_ack_owed(qp);
 	sroce_qp_release(qp);
 	sroce_qp_tx_flush(qp);
+	sroce_qp_deliver_shared(qp);
 
 	/*
 	 * Unpublish and wait for every packet and WR that holds the QP; the

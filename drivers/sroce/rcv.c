@@ -442,6 +442,7 @@ static bool sroce_loop_drain(int budget)
 
 	while (n < budget && (skb = skb_dequeue(&sroce_loop_q))) {
 		bool ipv4 = ip_hdr(skb)->version == 4;
+		struct net_device *lo = skb->dev;
 		struct sroce_dev *sdev;
 
 		local_bh_disable();
@@ -455,9 +456,10 @@ static bool sroce_loop_drain(int budget)
 		}
 		rcu_read_unlock();
 		local_bh_enable();
+		dev_put(lo);
 		n++;
 	}
-	return !skb_queue_empty(&sroce_loop_q);
+	return !skb_queue_empty_lockless(&sroce_loop_q);
 }
 
 /*
@@ -515,6 +517,10 @@ static void sroce_loop_work_fn(struct work_struct *work)
  * the queueing make the tasklet run here when they are enabled again
  * (unless the caller keeps them disabled), not in ksoftirqd.
  *
+ * A queued packet holds its netdev (the namespace's loopback device, the
+ * route's): a datagram QP's packet holds no QP, and nothing else would
+ * keep the device of a dying namespace until the packet is received.
+ *
  * Return: 0, or -ENOBUFS (the packet was dropped).
  */
 int sroce_loop_queue(struct sk_buff *skb)
@@ -523,6 +529,7 @@ int sroce_loop_queue(struct sk_buff *skb)
 		kfree_skb(skb);
 		return -ENOBUFS;
 	}
+	dev_hold(skb->dev);
 	local_bh_disable();
 	skb_queue_tail(&sroce_loop_q, skb);
 	tasklet_schedule(&sroce_loop_tasklet);
@@ -540,7 +547,12 @@ void sroce_loop_init(void)
 /* No device is left, so nothing queues packets any more. */
 void sroce_loop_exit(void)
 {
+	struct sk_buff *skb;
+
 	tasklet_kill(&sroce_loop_tasklet);
 	cancel_work_sync(&sroce_loop_work);
-	skb_queue_purge(&sroce_loop_q);
+	while ((skb = skb_dequeue(&sroce_loop_q))) {
+		dev_put(skb->dev);
+		kfree_skb(skb);
+	}
 }
