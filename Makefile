@@ -43,7 +43,7 @@ LIBDIR ?= $(shell pkg-config --variable=libdir libibverbs 2>/dev/null || \
 	check-deb \
 	debug-kernel check-debug kcsan-kernel check-kcsan bench bench-nvmeof \
 	bench-sweep profile \
-	fuzz-wire fuzz-verbs soak teardown
+	fuzz-wire fuzz-verbs soak teardown perftest
 
 all: modules provider
 
@@ -61,6 +61,7 @@ help:
 	@echo "make fuzz-verbs the long verbs fuzzer run in a VM (SEED=, OPS= per thread)"
 	@echo "make soak       integrity over a lossy, corrupting link (DURATION= s)"
 	@echo "make teardown   teardown under load, many cycles (CYCLES=)"
+	@echo "make perftest   perftest's option matrix over loopback (make check: a short set)"
 	@echo "make install    install the module (depmod), provider, sroce.driver, sroce(7)"
 	@echo "make uninstall  remove what make install installed (DESTDIR= for both)"
 	@echo "make deb        Debian packages in build/deb: sroce-dkms, libsroce-rdmav34"
@@ -225,6 +226,13 @@ teardown: deps
 	@echo "teardown: $(or $(CYCLES),20) cycles of teardown under load"
 	@SROCE_ARG_CYCLES=$(or $(CYCLES),20) tools/vm/run $(VMARGS) \
 		-t $$(( $(or $(CYCLES),20) * 600 + 300 )) -o $(BUILD)/vm/teardown-long tests/vm/teardown.sh
+
+# perftest's option matrix on sroce (make check runs a short set).
+perftest: deps
+	@$(MAKE) --no-print-directory modules provider
+	@echo "perftest: every option in the matrix, loopback, one VM (about ten minutes)"
+	@SROCE_ARG_PERFTEST=full tools/vm/run $(VMARGS) -t 3000 \
+		-o $(BUILD)/vm/perftest-full tests/vm/perftest.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory modules provider

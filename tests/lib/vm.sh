@@ -223,7 +223,9 @@ perf_scale_args() {
 
 # perf_local PORT COL PROG ARGS...: a perftest (or any client/server pair
 # that takes -p PORT and a server name) with server and client on this host.
-# COL is the result column that must be a positive figure (0: none).
+# COL is the result column that must be a positive figure (0: none).  The
+# client connects to PERF_HOST (default 127.0.0.1; rdma_cm needs an address
+# of the device's netdev).
 perf_local() {
 	local port=$1 col=$2 spid crc src try
 	shift 2
@@ -233,7 +235,7 @@ perf_local() {
 		timeout 300 "$@" -p "$port" > /tmp/srv.out 2> /tmp/srv.err &
 		spid=$!
 		wait_for 30 "${PAIR_READY:-listening}" "$port"
-		timeout 240 "$@" -p "$port" 127.0.0.1 > /tmp/cli.out 2> /tmp/cli.err
+		timeout 240 "$@" -p "$port" "${PERF_HOST:-127.0.0.1}" > /tmp/cli.out 2> /tmp/cli.err
 		crc=$?
 		wait "$spid"
 		src=$?
