@@ -38,6 +38,9 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_CNT_MAX] = {
 	[SROCE_CNT_TX_ZEROCOPY]		= { .name = "tx_zerocopy" },
 	[SROCE_CNT_TX_BATCHED]		= { .name = "tx_batched" },
 	[SROCE_CNT_RX_DEFERRED]		= { .name = "rx_deferred" },
+	[SROCE_CNT_TX_BYTES]		= { .name = "tx_bytes" },
+	[SROCE_CNT_RX_BYTES]		= { .name = "rx_bytes" },
+	[SROCE_CNT_TX_MCAST]		= { .name = "tx_multicast" },
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,

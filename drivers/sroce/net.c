@@ -22,6 +22,8 @@
 #include <net/route.h>
 #include <net/udp.h>
 
+#include <rdma/ib_addr.h>
+
 #include <asm/unaligned.h>
 #include <crypto/hash.h>
 
@@ -556,6 +558,9 @@ static int sroce_xmit_ip(struct sroce_dev *sdev, struct sk_buff *skb,
 			 u32 npkts)
 {
 	enum sroce_counter c = SROCE_CNT_TX_PKTS;
+	/* A batch's members left their IP and UDP headers to the head's. */
+	u32 len = skb->len + (npkts - 1) *
+		  (skb_transport_offset(skb) + sizeof(struct udphdr));
 	int err;
 
 	if (skb->protocol == htons(ETH_P_IP))
@@ -565,6 +570,8 @@ static int sroce_xmit_ip(struct sroce_dev *sdev, struct sk_buff *skb,
 	err = net_xmit_eval(err) ? -EAGAIN : 0;
 	if (unlikely(err))
 		c = SROCE_CNT_TX_ERR;
+	else
+		this_cpu_add(sdev->stats->c[SROCE_CNT_TX_BYTES], len);
 	this_cpu_add(sdev->stats->c[c], npkts);
 	return err;
 }
@@ -577,8 +584,12 @@ static int sroce_xmit_send(struct sroce_dev *sdev, struct sk_buff *skb)
 	if (!sroce_xmit_fits(sdev, skb))
 		return -EMSGSIZE;
 	if (skb_dst(skb)->dev->flags & IFF_LOOPBACK) {
+		u32 len = skb->len;
+
 		err = sroce_loop_queue(skb);
 		sroce_count(sdev, err ? SROCE_CNT_TX_ERR : SROCE_CNT_TX_PKTS);
+		if (!err)
+			this_cpu_add(sdev->stats->c[SROCE_CNT_TX_BYTES], len);
 		return err;
 	}
 	return sroce_xmit_ip(sdev, skb, 1);
@@ -605,7 +616,12 @@ int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 {
 	int err = sroce_xmit_build(sdev, av, cache, src_port, NULL, pkt);
 
-	return err ? err : sroce_xmit_send(sdev, pkt->skb);
+	if (err)
+		return err;
+	err = sroce_xmit_send(sdev, pkt->skb);
+	if (!err && rdma_is_multicast_addr((struct in6_addr *)av->dgid.raw))
+		sroce_count(sdev, SROCE_CNT_TX_MCAST);
+	return err;
 }
 
 /*

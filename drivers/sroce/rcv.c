@@ -340,6 +340,10 @@ static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
 	u32 len;
 
 	sroce_count(sdev, SROCE_CNT_RX_PKTS);
+	/* The datagram's length as its header says: the bytes that came. */
+	this_cpu_add(sdev->stats->c[SROCE_CNT_RX_BYTES],
+		     ipv4 ? ntohs(ip_hdr(skb)->tot_len) :
+		     sizeof(struct ipv6hdr) + ntohs(ipv6_hdr(skb)->payload_len));
 	/*
 	 * Through a VLAN device: ib_core answers a MAD from the GID of that
 	 * VLAN (ib_init_ah_attr_from_wc()), as for a RoCE NIC's CQE.

@@ -28,6 +28,7 @@
  *   resp.c    responder
  *   mcast.c   multicast groups: attach/detach, delivery to every QP
  *   counters.c  rdma statistic counters, rdma res engine state
+ *   pma.c     Performance Management Agent: the counters as IB port counters
  *   fault.c   fault injection knobs (debug kernels only)
  *   kunit.c   KUnit suites (kernels with KUnit only)
  *   trace.h   tracepoints
@@ -234,6 +235,9 @@ enum sroce_counter {
 	SROCE_CNT_TX_ZEROCOPY,
 	SROCE_CNT_TX_BATCHED,
 	SROCE_CNT_RX_DEFERRED,
+	SROCE_CNT_TX_BYTES,
+	SROCE_CNT_RX_BYTES,
+	SROCE_CNT_TX_MCAST,
 	SROCE_CNT_MAX,
 };
 
@@ -1234,6 +1238,12 @@ u64 sroce_counter(struct sroce_dev *sdev, enum sroce_counter c);
 int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index);
 int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+
+/* pma.c */
+int sroce_process_mad(struct ib_device *ibdev, int mad_flags, u32 port_num,
+		      const struct ib_wc *in_wc, const struct ib_grh *in_grh,
+		      const struct ib_mad *in, struct ib_mad *out,
+		      size_t *out_mad_size, u16 *out_mad_pkey_index);
 
 /* post.c */
 int sroce_queue_init(struct sroce_queue *q, u32 size, u32 stride, u32 max_sge);

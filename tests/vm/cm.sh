@@ -56,8 +56,15 @@ mc_recv() { timeout 120 mckey -m "$mgroup" -b "$srv_ip" -c 2 -C 20; }
 mc_send() { timeout 100 mckey -m "$mgroup" -b "$(vm_ip 1)" -s -C 20; }
 PAIR_READY=mc_joined check "mckey: 20 multicast messages to each of 2 QPs" vm_pair 18650 mc_recv mc_send
 check "the group is left" wait_for 10 grep -q "^mcast_group 0" /sys/kernel/debug/sroce/objects
-[ "$VM_ID" = 0 ] && check "the multicast packets are counted (rx_multicast)" \
-	test "$(rdma statistic show link sroce0/1 | tr -s ' ' '\n' | awk '$0 == "rx_multicast" { getline; print }')" -ge 20
+cnt() { rdma statistic show link sroce0/1 | tr -s ' ' '\n' | awk -v k="$1" '$0 == k { getline; print }'; }
+pc=/sys/class/infiniband/sroce0/ports/1/counters
+if [ "$VM_ID" = 0 ]; then
+	check "the multicast packets are counted (rx_multicast)" test "$(cnt rx_multicast)" -ge 20
+	check "and by the PMA (multicast_rcv_packets)" test "$(cat $pc/multicast_rcv_packets)" -ge 20
+else
+	check "the multicast packets sent are counted (tx_multicast)" test "$(cnt tx_multicast)" -ge 20
+	check "and by the PMA (multicast_xmit_packets)" test "$(cat $pc/multicast_xmit_packets)" -ge 20
+fi
 
 # The in-kernel rdma_cm server (VM 0) and client (VM 1), the way kernel
 # ULPs connect (tests/kernel/sroce_cm_test.c).

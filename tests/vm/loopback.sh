@@ -53,6 +53,41 @@ for args in "ib_send_lat -s 64 -n 200" "ib_write_lat -s 64 -n 200" \
 	check "$args" perf_local "$p" 3 ${args%% *} "${pt[@]}" ${args#* }
 done
 
+# The port's Performance Management Agent (pma.c): ib_core's sysfs port
+# counters read through it, and a PerfMgt Get from the wire (a UD QP of
+# ours to QP1) answered by it, as a RoCE NIC's PMA answers; a Set (which
+# would clear them) and a MAD of an unknown class version it leaves to the
+# MAD layer, which answers "unsupported" (status 0x000C) and clears none.
+pc=/sys/class/infiniband/sroce0/ports/1/counters
+lstat() { rdma statistic show link sroce0/1 | tr -s ' ' '\n' | awk -v k="$1" '$0 == k { getline; print }'; }
+pma_sysfs() {
+	local xd xp tb tp
+	xd=$(cat $pc/port_xmit_data) xp=$(cat $pc/port_xmit_packets)
+	tb=$(lstat tx_bytes) tp=$(lstat tx_packets)
+	diag "port_xmit_data $xd port_xmit_packets $xp, tx_bytes $tb tx_packets $tp rx_bytes $(lstat rx_bytes)"
+	# Every packet so far looped back: as many bytes received as sent.
+	[ "$xd" -eq $((tb / 4)) ] && [ "$xp" -eq "$tp" ] &&
+		[ "$tb" -eq "$(lstat rx_bytes)" ] &&
+		[ "$xd" -gt $((200 * 65536 / 4)) ] &&
+		[ "$(cat $pc/port_rcv_packets)" -eq "$(lstat rx_packets)" ]
+}
+pma() { /usr/bin/python3 "$SROCE_SRC/tests/lib/pma_query.py" sroce0 "$g" "$@"; }
+pma_says() { local out; out=$(pma "$1" "$2") && diag "$1 $2: $out" && grep -q -- "$3" <<< "$out"; }
+check "ports/1/counters: the extended set (64-bit data and packets)" \
+	test -r $pc/port_xmit_data -a -r $pc/unicast_xmit_packets -a -r $pc/multicast_rcv_packets
+check "ports/1/counters: the data-path counters, data in 4-octet units" pma_sysfs
+check "PMA from the wire: Get ClassPortInfo answered, 64-bit counters" \
+	pma_says get cpi "capability_mask 0x0200"
+check "PMA from the wire: Get PortCounters answered (GetResp, status 0)" \
+	pma_says get pc "method 0x81 status 0x0000 attr 0x0012"
+check "PMA from the wire: Get PortCountersExtended answered, packets counted" \
+	pma_says get pcx "port_xmit_packets [1-9]"
+check "PMA from the wire: a Set is refused (unsupported)" \
+	pma_says set pc "method 0x81 status 0x000c"
+check "PMA from the wire: class version 2 is refused (unsupported)" \
+	pma_says bad pc "method 0x81 status 0x000c"
+check "PMA: the Set cleared nothing" test "$(cat $pc/port_xmit_data)" -gt $((200 * 65536 / 4))
+
 # Data integrity: every opcode, sizes around the MTU, multi-SGE, unaligned.
 # DEV and g name the device and GID (sroce0 unless said otherwise).
 integrity() {
