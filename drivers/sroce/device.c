@@ -364,6 +364,7 @@ void sroce_init_device(struct sroce_dev *sdev)
 	ib_set_device_ops(ibdev, &sroce_dev_ops);
 	INIT_LIST_HEAD(&sdev->list);
 	spin_lock_init(&sdev->port_lock);
+	spin_lock_init(&sdev->pma_lock);
 	spin_lock_init(&sdev->mcg_lock);
 	INIT_LIST_HEAD(&sdev->mcg_list);
 	sdev->port_state = IB_PORT_NOP;	/* the first event always reports */

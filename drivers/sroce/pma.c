@@ -26,7 +26,6 @@ static void sroce_pma_counters(struct sroce_dev *sdev,
 	u64 rx_err = sroce_counter(sdev, SROCE_CNT_RX_BAD_HDR) +
 		     sroce_counter(sdev, SROCE_CNT_RX_BAD_ICRC);
 
-	pc->port_select = 1;
 	/* 16 bits, saturating (IBA 16.1.3.5) */
 	pc->port_rcv_errors = cpu_to_be16(min_t(u64, rx_err, U16_MAX));
 	pc->port_xmit_discards =
@@ -47,23 +46,43 @@ static void sroce_pma_counters(struct sroce_dev *sdev,
 				  U32_MAX));
 }
 
+/*
+ * Unicast is all packets less multicast: two sums over the CPUs, read
+ * one after the other while a multicast packet may count in one and not
+ * yet in the other.  A port counter never goes back (a monitor would
+ * take it for a reset), so the figure reported is at least the last one.
+ */
+static u64 sroce_pma_ucast(struct sroce_dev *sdev, u64 *last, u64 all,
+			   u64 mcast)
+{
+	u64 ucast = all - min(mcast, all);
+	unsigned long flags;
+
+	spin_lock_irqsave(&sdev->pma_lock, flags);
+	ucast = max(ucast, *last);
+	*last = ucast;
+	spin_unlock_irqrestore(&sdev->pma_lock, flags);
+	return ucast;
+}
+
 static void sroce_pma_counters_ext(struct sroce_dev *sdev,
 				   struct ib_pma_portcounters_ext *pc)
 {
 	u64 tx = sroce_counter(sdev, SROCE_CNT_TX_PKTS);
 	u64 rx = sroce_counter(sdev, SROCE_CNT_RX_PKTS);
-	u64 tx_mc = min(sroce_counter(sdev, SROCE_CNT_TX_MCAST), tx);
-	u64 rx_mc = min(sroce_counter(sdev, SROCE_CNT_RX_MCAST), rx);
+	u64 tx_mc = sroce_counter(sdev, SROCE_CNT_TX_MCAST);
+	u64 rx_mc = sroce_counter(sdev, SROCE_CNT_RX_MCAST);
 
-	pc->port_select = 1;
 	pc->port_xmit_data =
 		cpu_to_be64(sroce_counter(sdev, SROCE_CNT_TX_BYTES) / 4);
 	pc->port_rcv_data =
 		cpu_to_be64(sroce_counter(sdev, SROCE_CNT_RX_BYTES) / 4);
 	pc->port_xmit_packets = cpu_to_be64(tx);
 	pc->port_rcv_packets = cpu_to_be64(rx);
-	pc->port_unicast_xmit_packets = cpu_to_be64(tx - tx_mc);
-	pc->port_unicast_rcv_packets = cpu_to_be64(rx - rx_mc);
+	pc->port_unicast_xmit_packets =
+		cpu_to_be64(sroce_pma_ucast(sdev, &sdev->pma_ucast_tx, tx, tx_mc));
+	pc->port_unicast_rcv_packets =
+		cpu_to_be64(sroce_pma_ucast(sdev, &sdev->pma_ucast_rx, rx, rx_mc));
 	pc->port_multicast_xmit_packets = cpu_to_be64(tx_mc);
 	pc->port_multicast_rcv_packets = cpu_to_be64(rx_mc);
 }
@@ -100,9 +119,12 @@ int sroce_process_mad(struct ib_device *ibdev, int mad_flags, u32 port_num,
 	    hdr->class_version != 1 || hdr->method != IB_MGMT_METHOD_GET ||
 	    *out_mad_size < sizeof(*out))
 		return IB_MAD_RESULT_SUCCESS;
-	/* One port; 0xFF is "all ports" (IBA 16.1.3.5). */
-	if (hdr->attr_id != IB_PMA_CLASS_PORT_INFO &&
-	    port_select != 1 && port_select != 0xff)
+	/*
+	 * One port; 0xFF is "all ports" (IBA 16.1.3.5), the same one here.
+	 * Anything else, and an attribute modifier, the MAD layer refuses.
+	 */
+	if (hdr->attr_mod || (hdr->attr_id != IB_PMA_CLASS_PORT_INFO &&
+			      port_select != 1 && port_select != 0xff))
 		return IB_MAD_RESULT_SUCCESS;
 
 	memset(out, 0, sizeof(*out));
@@ -115,7 +137,8 @@ int sroce_process_mad(struct ib_device *ibdev, int mad_flags, u32 port_num,
 			.base_version = IB_MGMT_BASE_VERSION,
 			.class_version = 1,
 			/* 64-bit data and packet counters (0x1D) */
-			.capability_mask = IB_PMA_CLASS_CAP_EXT_WIDTH,
+			.capability_mask = IB_PMA_CLASS_CAP_EXT_WIDTH |
+					   IB_PMA_CLASS_CAP_ALLPORTSELECT,
 		};
 
 		ib_set_cpi_resp_time(&cpi, 18);	/* 4.096 us * 2^18: 1 s */
@@ -124,9 +147,12 @@ int sroce_process_mad(struct ib_device *ibdev, int mad_flags, u32 port_num,
 	}
 	case IB_PMA_PORT_COUNTERS:
 		sroce_pma_counters(sdev, data);
+		((struct ib_pma_portcounters *)data)->port_select = port_select;
 		break;
 	case IB_PMA_PORT_COUNTERS_EXT:
 		sroce_pma_counters_ext(sdev, data);
+		((struct ib_pma_portcounters_ext *)data)->port_select =
+			port_select;
 		break;
 	default:
 		return IB_MAD_RESULT_SUCCESS;

@@ -277,6 +277,9 @@ struct sroce_dev {
 	atomic_t rx_backlog;		/* packets on its QPs' backlogs */
 
 	struct sroce_stats __percpu *stats;	/* from registration on */
+	/* the PMA's last unicast counts: they never go back (pma.c) */
+	spinlock_t pma_lock;
+	u64 pma_ucast_tx, pma_ucast_rx;
 
 	spinlock_t port_lock;		/* protects port_state, port_mtu */
 	enum ib_port_state port_state;	/* last state reported to ib_core */

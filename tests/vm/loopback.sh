@@ -76,8 +76,8 @@ pma_says() { local out; out=$(pma "$1" "$2") && diag "$1 $2: $out" && grep -q --
 check "ports/1/counters: the extended set (64-bit data and packets)" \
 	test -r $pc/port_xmit_data -a -r $pc/unicast_xmit_packets -a -r $pc/multicast_rcv_packets
 check "ports/1/counters: the data-path counters, data in 4-octet units" pma_sysfs
-check "PMA from the wire: Get ClassPortInfo answered, 64-bit counters" \
-	pma_says get cpi "capability_mask 0x0200"
+check "PMA from the wire: Get ClassPortInfo answered, 64-bit counters, all-ports select" \
+	pma_says get cpi "capability_mask 0x0300"
 check "PMA from the wire: Get PortCounters answered (GetResp, status 0)" \
 	pma_says get pc "method 0x81 status 0x0000 attr 0x0012"
 check "PMA from the wire: Get PortCountersExtended answered, packets counted" \
