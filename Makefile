@@ -230,7 +230,7 @@ teardown: deps
 # perftest's option matrix on sroce (make check runs a short set).
 perftest: deps
 	@$(MAKE) --no-print-directory modules provider
-	@echo "perftest: every option in the matrix, loopback, one VM (about ten minutes)"
+	@echo "perftest: every option in the matrix, loopback, one VM (about five minutes)"
 	@SROCE_ARG_PERFTEST=full tools/vm/run $(VMARGS) -t 3000 \
 		-o $(BUILD)/vm/perftest-full tests/vm/perftest.sh
 

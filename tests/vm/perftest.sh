@@ -11,7 +11,7 @@
 # with a figure.  What sroce does not offer (ODP, XRC, DC, SRD)
 # must be refused at once with perftest's own message, never hang.
 #
-# make check runs a short set; make perftest the whole matrix (about ten
+# make check runs a short set; make perftest the whole matrix (about five
 # minutes; SROCE_ARG_PERFTEST=full).  The whole matrix was run on rdma_rxe
 # in the same boot (2026-12-05): every option in it ran on both stacks;
 # the options left out failed on both: --perform_warm_up (the client
