@@ -4,11 +4,12 @@
 performance manager sends them: from a UD QP of our own, over the wire
 (or loopback), to the GID given.
 
-    pma_query.py DEV GID_INDEX get ATTR   -> prints the answer's fields
+    pma_query.py DEV GID_INDEX get ATTR [DGID] -> prints the answer's fields
     pma_query.py DEV GID_INDEX set ATTR   -> prints "no answer" or the status
     pma_query.py DEV GID_INDEX bad ATTR   -> a MAD of class version 2
 
 ATTR: cpi (ClassPortInfo), pc (PortCounters), pcx (PortCountersExtended).
+DGID: the port to ask (sysfs spelling), default our own GID_INDEX's GID.
 Exit status 0 when the program ran (whatever the answer); the caller
 judges the printed fields.
 """
@@ -16,7 +17,7 @@ import struct
 import sys
 import time
 
-from pyverbs.addr import AH, AHAttr, GlobalRoute
+from pyverbs.addr import AH, AHAttr, GID, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
@@ -56,7 +57,7 @@ def main():
     method = {'get': 0x01, 'set': 0x02, 'bad': 0x01}[op]
     out = mad(method, attr, 2 if op == 'bad' else 1)
     mr.write(out, len(out), 1024)
-    gid = ctx.query_gid(1, gidx)
+    gid = GID(sys.argv[5]) if len(sys.argv) > 5 else ctx.query_gid(1, gidx)
     ah = AH(pd, attr=AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=gidx),
                             is_global=1, port_num=1))
     wr = SendWR(num_sge=1, sg=[SGE(mr.buf + 1024, MAD, mr.lkey)])

@@ -4,7 +4,8 @@
 # timeout: 420
 #
 # Two hosts on one link each bind sroce to eth0; each sees its own RoCEv2
-# GIDs, and its peer's address on the link (what RoCE traffic will use).
+# GIDs, and its peer's address on the link (what RoCE traffic will use),
+# and the peer's port counters through its PMA (a PerfMgt Get to QP1).
 # Then VLANs: a VLAN device eth0.100 on each host; ib_core gives sroce0 a
 # GID for its address; RDMA traffic from that GID leaves tagged through
 # eth0.100 with the SL as its 802.1p priority (the VLAN device's egress
@@ -32,6 +33,17 @@ check "the peer is reachable on the link" ping -c 1 -W 5 "$(vm_ip $peer)"
 pgid=$(vm_get "gid$peer")
 check "the peer published its GID" test "$pgid" = "$(gid_of "$(vm_ip $peer)")"
 check "the peer's GID is not in our table" not has_gid "$pgid"
+# The peer's PMA (pma.c) answers a PerfMgt Get sent across the link to its
+# QP1, with the packets it received counted.
+pma_peer() {
+	local out
+	out=$(/usr/bin/python3 "$SROCE_SRC/tests/lib/pma_query.py" sroce0 \
+		"$(sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")")" get pcx "$pgid") || return 1
+	diag "$out"
+	grep -q "method 0x81 status 0x0000 attr 0x001d" <<< "$out" &&
+		grep -q "port_rcv_packets [1-9]" <<< "$out"
+}
+check "the peer's PMA answers a Get of its port counters across the link" pma_peer
 vm_put "guid$VM_ID" "$(cat $ib/sroce0/node_guid)"
 check "peer's node GUID differs from ours" \
 	test "$(vm_get "guid$peer")" != "$(cat $ib/sroce0/node_guid)"
