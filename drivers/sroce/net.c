@@ -553,11 +553,22 @@ static bool sroce_xmit_fits(struct sroce_dev *sdev, struct sk_buff *skb)
 	return false;
 }
 
+/* @npkts packets of @len octets in all left, or were lost (@err). */
+static void sroce_count_tx(struct sroce_dev *sdev, int err, u32 npkts,
+			   u32 len)
+{
+	if (unlikely(err)) {
+		this_cpu_add(sdev->stats->c[SROCE_CNT_TX_ERR], npkts);
+		return;
+	}
+	this_cpu_add(sdev->stats->c[SROCE_CNT_TX_PKTS], npkts);
+	this_cpu_add(sdev->stats->c[SROCE_CNT_TX_BYTES], len);
+}
+
 /* Hand @skb, a packet or a batch of @npkts (below), to the IP stack. */
 static int sroce_xmit_ip(struct sroce_dev *sdev, struct sk_buff *skb,
 			 u32 npkts)
 {
-	enum sroce_counter c = SROCE_CNT_TX_PKTS;
 	/* A batch's members left their IP and UDP headers to the head's. */
 	u32 len = skb->len + (npkts - 1) *
 		  (skb_transport_offset(skb) + sizeof(struct udphdr));
@@ -568,11 +579,7 @@ static int sroce_xmit_ip(struct sroce_dev *sdev, struct sk_buff *skb,
 	else
 		err = ip6_local_out(sdev->sn->net, sdev->sn->sock6->sk, skb);
 	err = net_xmit_eval(err) ? -EAGAIN : 0;
-	if (unlikely(err))
-		c = SROCE_CNT_TX_ERR;
-	else
-		this_cpu_add(sdev->stats->c[SROCE_CNT_TX_BYTES], len);
-	this_cpu_add(sdev->stats->c[c], npkts);
+	sroce_count_tx(sdev, err, npkts, len);
 	return err;
 }
 
@@ -587,9 +594,7 @@ static int sroce_xmit_send(struct sroce_dev *sdev, struct sk_buff *skb)
 		u32 len = skb->len;
 
 		err = sroce_loop_queue(skb);
-		sroce_count(sdev, err ? SROCE_CNT_TX_ERR : SROCE_CNT_TX_PKTS);
-		if (!err)
-			this_cpu_add(sdev->stats->c[SROCE_CNT_TX_BYTES], len);
+		sroce_count_tx(sdev, err, 1, len);
 		return err;
 	}
 	return sroce_xmit_ip(sdev, skb, 1);

@@ -20,12 +20,13 @@
 /* The counters' offset in a PerfMgt MAD's data (after the 40 reserved). */
 #define SROCE_PMA_DATA		40
 
-static void sroce_pma_counters(struct sroce_dev *sdev,
+static void sroce_pma_counters(struct sroce_dev *sdev, u8 port_select,
 			       struct ib_pma_portcounters *pc)
 {
 	u64 rx_err = sroce_counter(sdev, SROCE_CNT_RX_BAD_HDR) +
 		     sroce_counter(sdev, SROCE_CNT_RX_BAD_ICRC);
 
+	pc->port_select = port_select;
 	/* 16 bits, saturating (IBA 16.1.3.5) */
 	pc->port_rcv_errors = cpu_to_be16(min_t(u64, rx_err, U16_MAX));
 	pc->port_xmit_discards =
@@ -65,7 +66,7 @@ static u64 sroce_pma_ucast(struct sroce_dev *sdev, u64 *last, u64 all,
 	return ucast;
 }
 
-static void sroce_pma_counters_ext(struct sroce_dev *sdev,
+static void sroce_pma_counters_ext(struct sroce_dev *sdev, u8 port_select,
 				   struct ib_pma_portcounters_ext *pc)
 {
 	u64 tx = sroce_counter(sdev, SROCE_CNT_TX_PKTS);
@@ -73,6 +74,7 @@ static void sroce_pma_counters_ext(struct sroce_dev *sdev,
 	u64 tx_mc = sroce_counter(sdev, SROCE_CNT_TX_MCAST);
 	u64 rx_mc = sroce_counter(sdev, SROCE_CNT_RX_MCAST);
 
+	pc->port_select = port_select;
 	pc->port_xmit_data =
 		cpu_to_be64(sroce_counter(sdev, SROCE_CNT_TX_BYTES) / 4);
 	pc->port_rcv_data =
@@ -146,13 +148,10 @@ int sroce_process_mad(struct ib_device *ibdev, int mad_flags, u32 port_num,
 		break;
 	}
 	case IB_PMA_PORT_COUNTERS:
-		sroce_pma_counters(sdev, data);
-		((struct ib_pma_portcounters *)data)->port_select = port_select;
+		sroce_pma_counters(sdev, port_select, data);
 		break;
 	case IB_PMA_PORT_COUNTERS_EXT:
-		sroce_pma_counters_ext(sdev, data);
-		((struct ib_pma_portcounters_ext *)data)->port_select =
-			port_select;
+		sroce_pma_counters_ext(sdev, port_select, data);
 		break;
 	default:
 		return IB_MAD_RESULT_SUCCESS;

@@ -39,7 +39,7 @@
  *   changed after it is dropped.
  *   qp->state_lock -> qp->lock (engine) -> qp->sq.lock / qp->rq.lock /
  *   srq->rq.lock -> cq->lock
- *   pool xarray locks are leaves.
+ *   pool xarray locks are leaves, as is sdev->pma_lock (pma.c).
  *   No consumer handler (comp_handler, event handlers) runs under any of
  *   them: the engine notes what is due, sroce_qp_deliver_events() calls.
  */
