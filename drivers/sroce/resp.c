@@ -27,6 +27,7 @@
 #include <linux/if_vlan.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
+#include <rdma/ib_mad.h>
 
 #include "sroce.h"
 #include "trace.h"
@@ -967,6 +968,18 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	/* IBA 10.2.5: a Q_Key that is not the QP's is silently dropped. */
 	if (be32_to_cpu(deth->qkey) != qp->attr.qkey) {
 		sroce_count(sdev, SROCE_CNT_RX_BAD_QKEY);
+		return;
+	}
+	/*
+	 * IBA 13.4: a MAD is 256 bytes; a longer GSI datagram is malformed.
+	 * It is dropped before it takes a receive, not completed in error:
+	 * the MAD layer takes an error completion on QP1 for the QP's own
+	 * error and never posts that receive again, so each such datagram
+	 * from the wire would leave QP1 one receive short, until no MAD (and
+	 * no connection of the CM) gets through.
+	 */
+	if (qp->ibqp.qp_type == IB_QPT_GSI && pkt->paylen > IB_MGMT_MAD_SIZE) {
+		sroce_count(sdev, SROCE_CNT_RX_BAD_HDR);
 		return;
 	}
 	if (!sroce_resp_get_wqe(qp)) {

@@ -33,6 +33,9 @@
 #               written again, none on UC, a misaligned target is NAKed
 #   atomic_replay FETCH_ADD answered, its duplicate replayed without adding;
 #               after RESET and a new connection, not replayed
+#   gsi         PerfMgt MADs at QP1: Gets answered (IPv4, IPv6), a Set
+#               refused; 600 datagrams longer than a MAD dropped, counted,
+#               and QP1 still receives after them
 . tests/lib/vm.sh
 
 REGRESS="$SROCE_SRC/tools/fuzz/wire-regress"
@@ -60,7 +63,7 @@ fake_peer_up
 before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
-	 atomic_write atomic_replay; do
+	 atomic_write atomic_replay gsi; do
 	scenario "$s"
 done
 

@@ -204,6 +204,66 @@ def transport(opcode, dqpn, psn, payload=b'', *, deth=None, reth=None,
             bytes(payload) + bytes(pad_bytes))
 
 
+# --- MADs (IBA 13.4.3) ----------------------------------------------------
+
+MAD_SIZE = 256
+PERF_MGMT = 0x04  # management class PerfMgt (IBA 16.1)
+MAD_GET, MAD_SET, MAD_GET_RESP = 0x01, 0x02, 0x81
+PMA_CLASS_PORT_INFO, PMA_PORT_COUNTERS, PMA_PORT_COUNTERS_EXT = \
+    0x0001, 0x0012, 0x001d
+
+
+def mad(method, attr_id, tid, *, mgmt_class=PERF_MGMT, base_version=1,
+        class_version=1, status=0, attr_mod=0, data=b'', size=MAD_SIZE):
+    """A MAD: the common header, then data, zero-padded (or cut) to size.
+    For PerfMgt, data starts with the 40 reserved bytes."""
+    hdr = struct.pack('!BBBBHHQHHI', base_version & 0xff, mgmt_class & 0xff,
+                      class_version & 0xff, method & 0xff, status & 0xffff,
+                      0, tid & (2 ** 64 - 1), attr_id & 0xffff, 0,
+                      attr_mod & 0xffffffff)
+    return (hdr + bytes(data) + bytes(max(0, size)))[:max(0, size)]
+
+
+def pma_get(attr_id, tid, port_select=1, **kw):
+    """A PerfMgt Get; PortSelect is the second byte of the attribute."""
+    return mad(MAD_GET, attr_id, tid,
+               data=bytes(40) + bytes([0, port_select & 0xff]), **kw)
+
+
+def decode_mad(payload):
+    """The common header of a MAD and, for PerfMgt's port counters, the
+    counters; None when payload is shorter than a header."""
+    if len(payload) < 24:
+        return None
+    (bv, cls, cv, method, status, _, tid, attr, _, mod) = struct.unpack(
+        '!BBBBHHQHHI', payload[:24])
+    m = {'base_version': bv, 'mgmt_class': cls, 'class_version': cv,
+         'method': method, 'status': status, 'tid': tid, 'attr_id': attr,
+         'attr_mod': mod, 'len': len(payload)}
+    d = payload[24 + 40:]
+    if cls != PERF_MGMT or len(d) < 48:
+        return m
+    m['port_select'] = d[1]
+    if attr == PMA_PORT_COUNTERS:
+        # IBA 16.1.3.5: 16-bit error counters, 32-bit data and packets
+        (m['symbol_errors'], m['rcv_errors'],
+         m['xmit_discards']) = struct.unpack('!H', d[4:6]) + \
+            struct.unpack('!H', d[8:10]) + struct.unpack('!H', d[14:16])
+        (m['xmit_data'], m['rcv_data'], m['xmit_packets'],
+         m['rcv_packets']) = struct.unpack('!IIII', d[24:40])
+    elif attr == PMA_PORT_COUNTERS_EXT:
+        # IBA 16.1.4.11: 64-bit data, packets, unicast and multicast
+        (m['xmit_data'], m['rcv_data'], m['xmit_packets'],
+         m['rcv_packets'], m['ucast_xmit'], m['ucast_rcv'], m['mcast_xmit'],
+         m['mcast_rcv']) = struct.unpack('!8Q', d[8:72])
+    return m
+
+
+PMA_COUNTERS = ('rcv_errors', 'xmit_discards', 'xmit_data', 'rcv_data',
+                'xmit_packets', 'rcv_packets', 'ucast_xmit', 'ucast_rcv',
+                'mcast_xmit', 'mcast_rcv')
+
+
 # --- IP, UDP, ICRC ------------------------------------------------------
 
 _ip_id = itertools.count(1)
