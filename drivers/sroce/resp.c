@@ -482,7 +482,13 @@ struct sroce_rd_res *sroce_rd_alloc(struct sroce_qp *qp)
 	return res;
 }
 
-static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt)
+/*
+ * sroce_resp_read - an RDMA READ request, new or duplicate (@dup): for a
+ * duplicate that finds the ring full, the request is dropped instead of
+ * NAKed (the requester asks again).
+ */
+static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			    bool dup)
 {
 	struct sroce_reth *reth = (void *)pkt->ext;
 	u64 va = be64_to_cpu(reth->va);
@@ -507,7 +513,8 @@ static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (!res) {
 		if (mr)
 			sroce_mr_put(mr);
-		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
+		if (!dup)
+			sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
 		return;
 	}
 	res->op = IB_OPCODE_RDMA_READ_REQUEST;
@@ -599,6 +606,37 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	qp->resp.msn++;
 }
 
+/*
+ * Does a duplicate READ ask again for (part of) a READ this responder took
+ * (IBA 9.7.5.1.3)?  Its PSN within that READ's, the same R_Key, its range
+ * within that READ's: a requester that got part of the answer asks for the
+ * rest from the first PSN it lacks.  Anything else is no request the QP
+ * ever executed, whoever sent it.
+ */
+static bool sroce_resp_dup_read_known(struct sroce_qp *qp,
+				      struct sroce_pkt *pkt)
+{
+	struct sroce_reth *reth = (void *)pkt->ext;
+	u64 va = be64_to_cpu(reth->va);
+	u32 len = be32_to_cpu(reth->len);
+	u32 rkey = be32_to_cpu(reth->rkey);
+	struct sroce_resp *resp = &qp->resp;
+	u32 i;
+
+	for (i = 0; i < resp->rd_size; i++) {
+		struct sroce_rd_res *res = &resp->rd[i];
+		int off = sroce_psn_diff(pkt->psn, res->psn);
+
+		if (res->op != IB_OPCODE_RDMA_READ_REQUEST || off < 0 ||
+		    off >= res->npkts || res->rkey != rkey)
+			continue;
+		if (va >= res->va && len <= res->len &&
+		    va - res->va <= res->len - len)
+			return true;
+	}
+	return false;
+}
+
 /* A duplicate request (PSN behind the expected one), IBA 9.7.5.1.3. */
 static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
@@ -608,6 +646,14 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 
 	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DUP);
 	if (pkt->info & SROCE_F_READ) {
+		/*
+		 * A duplicate READ of no READ the QP took is silently dropped
+		 * (as rdma_rxe does): never a NAK, which would end the QP
+		 * for a packet of any sender that has the peer's address
+		 * and guesses a PSN in the half of the space behind.
+		 */
+		if (!sroce_resp_dup_read_known(qp, pkt))
+			return;
 		/*
 		 * Answered again, from what the duplicate asks.  The
 		 * requester goes back N (IBA 9.7.6.1): it asks again for
@@ -621,7 +667,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 			    sroce_psn_diff(res->psn, pkt->psn) >= 0)
 				res->sent = res->npkts;
 		}
-		sroce_resp_read(qp, pkt);
+		sroce_resp_read(qp, pkt, true);
 		return;
 	}
 	if (pkt->info & SROCE_F_ATOMIC) {
@@ -670,10 +716,19 @@ static bool sroce_resp_seq_ok(struct sroce_qp *qp, u32 info)
  * A SEND cannot be placed: -EINVAL (too long for the WQE), -EBADMSG (a
  * malformed WQE) or a protection error.  IBA 9.9.3.1.3: the receive WQE
  * completes in error, the requester gets a NAK, the QP enters Error.
+ * UC has no NAK to send: a message too long for its WQE is dropped and
+ * the WQE waits for the next one (rdma_rxe's class D), so that a packet
+ * of any sender with the peer's address cannot end the QP.
  */
 static void sroce_resp_send_fail(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				 bool rc, int err)
 {
+	if (!rc && err == -EINVAL) {
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_UD_DROP);
+		qp->resp.cur = SROCE_MSG_NONE;
+		pkt->failed = true;
+		return;
+	}
 	sroce_resp_wqe_error(qp, err == -EINVAL ? IB_WC_LOC_LEN_ERR :
 				 err == -EBADMSG ? IB_WC_LOC_QP_OP_ERR :
 						   IB_WC_LOC_PROT_ERR);
@@ -763,11 +818,15 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	return;
 
 inv_req:
-	sroce_resp_wqe_error(qp, IB_WC_REM_INV_REQ_ERR);
 	resp->cur = SROCE_MSG_NONE;
-	if (rc)
-		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
 	pkt->failed = true;
+	if (!rc) {
+		/* UC: a FIRST or MIDDLE short of the MTU; dropped, as above. */
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_BAD_HDR);
+		return;
+	}
+	sroce_resp_wqe_error(qp, IB_WC_REM_INV_REQ_ERR);
+	sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
 }
 
 static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
@@ -873,32 +932,39 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	int diff = sroce_psn_diff(pkt->psn, resp->epsn);
 
-	if (diff < 0) {
-		if (!rc)
-			return;
+	if (diff < 0 && rc) {
 		sroce_resp_duplicate(qp, pkt);
 		if (sroce_resp_tx(qp, SROCE_RESP_BUDGET))
 			sroce_qp_kick(qp);
 		return;
 	}
-	if (diff > 0) {
+	if (diff > 0 && rc) {
 		sroce_count(sdev, SROCE_CNT_RX_OUT_OF_SEQ);
-		if (rc) {
-			if (!resp->nak_sent) {
-				resp->nak_sent = true;
-				sroce_count(sdev, SROCE_CNT_SEQ_NAK_SENT);
-				sroce_resp_ack(qp, resp->epsn, SROCE_AETH_NAK |
-					       SROCE_NAK_PSN_SEQ);
-			}
-			return;
+		if (!resp->nak_sent) {
+			resp->nak_sent = true;
+			sroce_count(sdev, SROCE_CNT_SEQ_NAK_SENT);
+			sroce_resp_ack(qp, resp->epsn, SROCE_AETH_NAK |
+				       SROCE_NAK_PSN_SEQ);
 		}
-		/* UC (IBA 9.8.3.1): drop the message in progress, resync. */
+		return;
+	}
+	if (diff) {
+		/*
+		 * UC (IBA 9.8.3.1): a packet other than the expected one ends
+		 * the message in progress; a FIRST or ONLY starts a new one
+		 * at its PSN, ahead or behind (UC tells no duplicate from a
+		 * restart; rdma_rxe resyncs the same way).  Any other packet
+		 * is dropped and moves nothing: were it to resync, one packet
+		 * with a PSN far ahead would make the QP drop the sender's
+		 * next 2^23 packets as old.
+		 */
+		sroce_count(sdev, SROCE_CNT_RX_OUT_OF_SEQ);
 		sroce_resp_drop_write(qp);
 		resp->cur = SROCE_MSG_NONE;
 		resp->offset = 0;
-		resp->epsn = pkt->psn;
 		if (!(pkt->info & SROCE_F_FIRST))
 			return;
+		resp->epsn = pkt->psn;
 	}
 	resp->nak_sent = false;
 
@@ -919,7 +985,7 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	else if (pkt->info & SROCE_F_WRITE)
 		sroce_resp_write(qp, pkt, rc);
 	else if (pkt->info & SROCE_F_READ)
-		sroce_resp_read(qp, pkt);
+		sroce_resp_read(qp, pkt, false);
 	else if (pkt->info & SROCE_F_AWRITE)
 		sroce_resp_atomic_write(qp, pkt);
 	else
@@ -1010,6 +1076,20 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		err = sroce_sge_copy(qp, qp->resp.wqe->sge,
 				     qp->resp.wqe->num_sge, sizeof(grh),
 				     pkt->payload, pkt->paylen, true);
+	/*
+	 * A MAD shorter than 256 bytes: the rest of it zeroed.  The MAD layer
+	 * reads the whole MAD, from a buffer it reuses: it posts again the
+	 * one its last answer (or an earlier datagram) was in, and an answer
+	 * of "unsupported" copies the whole request back to its sender, so
+	 * that sender would read what the buffer held before.
+	 */
+	if (!err && qp->ibqp.qp_type == IB_QPT_GSI &&
+	    pkt->paylen < IB_MGMT_MAD_SIZE)
+		err = sroce_sge_copy(qp, qp->resp.wqe->sge,
+				     qp->resp.wqe->num_sge,
+				     sizeof(grh) + pkt->paylen,
+				     page_address(ZERO_PAGE(0)),
+				     IB_MGMT_MAD_SIZE - pkt->paylen, true);
 	if (err) {
 		sroce_resp_wqe_error(qp, err == -EINVAL ? IB_WC_LOC_LEN_ERR :
 						       IB_WC_LOC_PROT_ERR);

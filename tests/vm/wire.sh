@@ -36,6 +36,11 @@
 #   gsi         PerfMgt MADs at QP1: Gets answered (IPv4, IPv6), a Set
 #               refused; 600 datagrams longer than a MAD dropped, counted,
 #               and QP1 still receives after them
+#   dup_read    a duplicate READ answered again only when it asks for (part
+#               of) a READ the QP took; others dropped without a NAK
+#   uc_hostile  UC: a PSN far ahead does not stall the QP; a SEND too long
+#               for its receive, or a FIRST short of the MTU, is dropped
+#               and counted, the WQE takes the next message
 . tests/lib/vm.sh
 
 REGRESS="$SROCE_SRC/tools/fuzz/wire-regress"
@@ -63,7 +68,7 @@ fake_peer_up
 before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
-	 atomic_write atomic_replay gsi; do
+	 atomic_write atomic_replay gsi dup_read uc_hostile; do
 	scenario "$s"
 done
 

@@ -239,7 +239,7 @@ def decode_mad(payload):
         '!BBBBHHQHHI', payload[:24])
     m = {'base_version': bv, 'mgmt_class': cls, 'class_version': cv,
          'method': method, 'status': status, 'tid': tid, 'attr_id': attr,
-         'attr_mod': mod, 'len': len(payload)}
+         'attr_mod': mod, 'len': len(payload), 'raw': bytes(payload)}
     d = payload[24 + 40:]
     if cls != PERF_MGMT or len(d) < 48:
         return m
