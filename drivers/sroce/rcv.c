@@ -333,6 +333,23 @@ locked:
 	return false;
 }
 
+/*
+ * Was @skb sent to a group (multicast, or an IPv4 broadcast address)?
+ * IBA 10.5: a packet to a multicast group carries the multicast QPN.  One
+ * that names a QP instead would reach that QP on every host of the group
+ * or subnet with a single datagram.
+ */
+static bool sroce_pkt_to_group(struct sk_buff *skb, bool ipv4)
+{
+	struct rtable *rt = skb_rtable(skb);
+
+	if (!ipv4)
+		return ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr);
+	return ipv4_is_multicast(ip_hdr(skb)->daddr) ||
+	       ipv4_is_lbcast(ip_hdr(skb)->daddr) ||
+	       (rt && (rt->rt_flags & (RTCF_BROADCAST | RTCF_MULTICAST)));
+}
+
 static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
 {
 	struct sroce_pkt pkt = { .sdev = sdev, .skb = skb };
@@ -386,6 +403,8 @@ static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
 		consume_skb(skb);
 		return;
 	}
+	if (sroce_pkt_to_group(skb, ipv4))
+		goto bad_hdr;
 	pkt.qp = sroce_qp_get(sdev, pkt.qpn);
 	if (!pkt.qp) {
 		sroce_count(sdev, SROCE_CNT_RX_NO_QP);

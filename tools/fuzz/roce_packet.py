@@ -407,6 +407,7 @@ class Injector:
             self.s4 = socket.socket(socket.AF_INET, socket.SOCK_RAW,
                                     socket.IPPROTO_RAW)
             self.s4.setsockopt(socket.IPPROTO_IP, socket.IP_HDRINCL, 1)
+            self.s4.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
         return self.s6 if v6 else self.s4
 
     def send(self, pkt):
