@@ -12,6 +12,8 @@
  * entry.
  */
 #include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -55,7 +57,44 @@ int sroce_map_cmd(struct ib_udata *udata, u32 *flags)
 struct sroce_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
 	void *buf;
+	struct mm_struct *mm;
+	unsigned long npages;
 };
+
+/*
+ * Ring memory is memory a process pins in the kernel by asking for it:
+ * it counts against the process's RLIMIT_MEMLOCK, as the pages of its MRs
+ * do (ib_umem_get()) and as a RoCE NIC's rings do, which live in pinned
+ * user memory; unless it may lock memory (CAP_IPC_LOCK).  vmalloc_user()
+ * is not charged to the memory cgroup: without this, one unprivileged
+ * process could take gigabytes of large mapped CQs.
+ */
+static int sroce_mmap_charge(struct sroce_mmap_entry *e, size_t size)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	unsigned long npages = size >> PAGE_SHIFT;
+	struct mm_struct *mm = current->mm;
+
+	if (!mm)
+		return 0;
+	if (atomic64_add_return(npages, &mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	mmgrab(mm);
+	e->mm = mm;
+	e->npages = npages;
+	return 0;
+}
+
+static void sroce_mmap_uncharge(struct sroce_mmap_entry *e)
+{
+	if (!e->mm)
+		return;
+	atomic64_sub(e->npages, &e->mm->pinned_vm);
+	mmdrop(e->mm);
+}
 
 /**
  * sroce_mmap_alloc - zeroed memory that the process of @uctx may map
@@ -64,7 +103,10 @@ struct sroce_mmap_entry {
  * @entry: set to the entry, for rdma_user_mmap_entry_remove()
  * @offset: set to the mmap() offset the provider is told
  *
- * Return: the memory, or an ERR_PTR.
+ * The memory counts against the process's RLIMIT_MEMLOCK until it is
+ * freed (sroce_mmap_charge()).
+ *
+ * Return: the memory, or an ERR_PTR (-ENOMEM past that limit).
  */
 void *sroce_mmap_alloc(struct ib_ucontext *uctx, size_t size,
 		       struct rdma_user_mmap_entry **entry, u64 *offset)
@@ -76,10 +118,13 @@ void *sroce_mmap_alloc(struct ib_ucontext *uctx, size_t size,
 	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (!e)
 		return ERR_PTR(-ENOMEM);
+	err = sroce_mmap_charge(e, size);
+	if (err)
+		goto err_entry;
 	e->buf = vmalloc_user(size);
 	if (!e->buf) {
 		err = -ENOMEM;
-		goto err_entry;
+		goto err_charge;
 	}
 	err = rdma_user_mmap_entry_insert(uctx, &e->rdma, size);
 	if (err)
@@ -90,6 +135,8 @@ void *sroce_mmap_alloc(struct ib_ucontext *uctx, size_t size,
 
 err_buf:
 	vfree(e->buf);
+err_charge:
+	sroce_mmap_uncharge(e);
 err_entry:
 	kfree(e);
 	return ERR_PTR(err);
@@ -122,5 +169,6 @@ void sroce_mmap_free(struct rdma_user_mmap_entry *entry)
 						  rdma);
 
 	vfree(e->buf);
+	sroce_mmap_uncharge(e);
 	kfree(e);
 }

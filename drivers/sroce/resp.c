@@ -483,12 +483,12 @@ struct sroce_rd_res *sroce_rd_alloc(struct sroce_qp *qp)
 }
 
 /*
- * sroce_resp_read - an RDMA READ request, new or duplicate (@dup): for a
- * duplicate that finds the ring full, the request is dropped instead of
- * NAKed (the requester asks again).
+ * sroce_resp_read - an RDMA READ request, new or a duplicate of the READ
+ * @dup (NULL for a new one): for a duplicate that finds the ring full, the
+ * request is dropped instead of NAKed (the requester asks again).
  */
 static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
-			    bool dup)
+			    const struct sroce_rd_first *dup)
 {
 	struct sroce_reth *reth = (void *)pkt->ext;
 	u64 va = be64_to_cpu(reth->va);
@@ -524,6 +524,14 @@ static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	res->len = len;
 	res->rkey = be32_to_cpu(reth->rkey);
 	res->mr = mr;
+	if (dup) {
+		res->first = *dup;
+	} else {
+		res->first.psn = res->psn;
+		res->first.npkts = res->npkts;
+		res->first.va = va;
+		res->first.len = len;
+	}
 }
 
 static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt)
@@ -611,10 +619,12 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sroce_pkt *pkt)
  * (IBA 9.7.5.1.3)?  Its PSN within that READ's, the same R_Key, its range
  * within that READ's: a requester that got part of the answer asks for the
  * rest from the first PSN it lacks.  Anything else is no request the QP
- * ever executed, whoever sent it.
+ * ever executed, whoever sent it.  Return: true, with @first set to that
+ * READ as first asked for.
  */
 static bool sroce_resp_dup_read_known(struct sroce_qp *qp,
-				      struct sroce_pkt *pkt)
+				      struct sroce_pkt *pkt,
+				      struct sroce_rd_first *first)
 {
 	struct sroce_reth *reth = (void *)pkt->ext;
 	u64 va = be64_to_cpu(reth->va);
@@ -624,15 +634,16 @@ static bool sroce_resp_dup_read_known(struct sroce_qp *qp,
 	u32 i;
 
 	for (i = 0; i < resp->rd_size; i++) {
-		struct sroce_rd_res *res = &resp->rd[i];
-		int off = sroce_psn_diff(pkt->psn, res->psn);
+		struct sroce_rd_first *f = &resp->rd[i].first;
+		int off = sroce_psn_diff(pkt->psn, f->psn);
 
-		if (res->op != IB_OPCODE_RDMA_READ_REQUEST || off < 0 ||
-		    off >= res->npkts || res->rkey != rkey)
+		if (resp->rd[i].op != IB_OPCODE_RDMA_READ_REQUEST || off < 0 ||
+		    off >= f->npkts || resp->rd[i].rkey != rkey)
 			continue;
-		if (va >= res->va && len <= res->len &&
-		    va - res->va <= res->len - len)
+		if (va >= f->va && len <= f->len && va - f->va <= f->len - len) {
+			*first = *f;
 			return true;
+		}
 	}
 	return false;
 }
@@ -641,6 +652,7 @@ static bool sroce_resp_dup_read_known(struct sroce_qp *qp,
 static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_resp *resp = &qp->resp;
+	struct sroce_rd_first first;
 	u32 op = sroce_opcode_op(pkt->opcode);
 	u32 i;
 
@@ -652,7 +664,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		 * for a packet of any sender that has the peer's address
 		 * and guesses a PSN in the half of the space behind.
 		 */
-		if (!sroce_resp_dup_read_known(qp, pkt))
+		if (!sroce_resp_dup_read_known(qp, pkt, &first))
 			return;
 		/*
 		 * Answered again, from what the duplicate asks.  The
@@ -667,7 +679,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 			    sroce_psn_diff(res->psn, pkt->psn) >= 0)
 				res->sent = res->npkts;
 		}
-		sroce_resp_read(qp, pkt, true);
+		sroce_resp_read(qp, pkt, &first);
 		return;
 	}
 	if (pkt->info & SROCE_F_ATOMIC) {
@@ -954,9 +966,9 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		 * the message in progress; a FIRST or ONLY starts a new one
 		 * at its PSN, ahead or behind (UC tells no duplicate from a
 		 * restart; rdma_rxe resyncs the same way).  Any other packet
-		 * is dropped and moves nothing: were it to resync, one packet
-		 * with a PSN far ahead would make the QP drop the sender's
-		 * next 2^23 packets as old.
+		 * is dropped, the expected PSN kept: were it to resync, one
+		 * packet with a PSN far ahead would make the QP drop the
+		 * sender's next 2^23 packets as old.
 		 */
 		sroce_count(sdev, SROCE_CNT_RX_OUT_OF_SEQ);
 		sroce_resp_drop_write(qp);
@@ -975,6 +987,7 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 			return;
 		}
 		/* UC: a message that lost its start is dropped. */
+		sroce_resp_drop_write(qp);
 		resp->cur = SROCE_MSG_NONE;
 		resp->epsn = sroce_psn_add(pkt->psn, 1);
 		return;
@@ -985,7 +998,7 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	else if (pkt->info & SROCE_F_WRITE)
 		sroce_resp_write(qp, pkt, rc);
 	else if (pkt->info & SROCE_F_READ)
-		sroce_resp_read(qp, pkt, false);
+		sroce_resp_read(qp, pkt, NULL);
 	else if (pkt->info & SROCE_F_AWRITE)
 		sroce_resp_atomic_write(qp, pkt);
 	else

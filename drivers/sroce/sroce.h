@@ -632,6 +632,14 @@ struct sroce_comp {
 	unsigned long progress;
 };
 
+/* A READ as the requester first asked for it (struct sroce_rd_res). */
+struct sroce_rd_first {
+	u32 psn;
+	u32 npkts;
+	u64 va;
+	u32 len;
+};
+
 /**
  * struct sroce_rd_res - a read or atomic the responder answers
  * @op: IB_OPCODE_RDMA_READ_REQUEST, IB_OPCODE_COMPARE_SWAP or
@@ -644,6 +652,9 @@ struct sroce_comp {
  * @rkey: reads: the rkey of the request (checked every packet)
  * @mr: reads: the source MR, with a reference while packets remain
  * @orig: atomics: the value before the operation (replayed on duplicates)
+ * @first: reads: the READ as the requester first asked for it, which a
+ *	duplicate must fall within; an answer to a duplicate inherits it, so
+ *	that a retry from the READ's start matches while any answer survives
  */
 struct sroce_rd_res {
 	u8 op;
@@ -655,6 +666,7 @@ struct sroce_rd_res {
 	u32 rkey;
 	struct sroce_mr *mr;
 	u64 orig;
+	struct sroce_rd_first first;
 };
 
 /*

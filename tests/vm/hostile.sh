@@ -42,6 +42,41 @@ RUN_TAP_TIMEOUT=$((300 + ops / 20)) \
 check "every object the fuzzer made is gone" \
 	wait_for 10 output_is "$before" objects
 
+# Mapped rings count against RLIMIT_MEMLOCK (drivers/sroce/mmap.c):
+# cqs N ENTRIES [close-one-then-one-more] as an unprivileged user (nobody,
+# no capabilities) or as root, with RLIMIT_MEMLOCK set by prlimit.  A CQ
+# of 4096 entries has a ring of 49 pages (4096 completions of 48 bytes).
+cqs() {
+	python3 - "$@" <<-'EOF'
+	import sys
+	from pyverbs.device import Context
+	from pyverbs.cq import CQ
+	ctx = Context(name='sroce0')
+	cqs = [CQ(ctx, int(sys.argv[2])) for _ in range(int(sys.argv[1]))]
+	if len(sys.argv) > 3:
+	    cqs.pop().close()
+	    cqs.append(CQ(ctx, int(sys.argv[2])))
+	EOF
+}
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		--bounding-set=-all "$@"
+}
+chmod 0666 /dev/infiniband/uverbs*
+export -f cqs
+check_fails "RLIMIT_MEMLOCK 64 KiB: an unprivileged process cannot map a CQ of 4096 entries" \
+	as_nobody prlimit --memlock=65536 bash -c 'cqs 1 4096'
+check "RLIMIT_MEMLOCK 512 KiB: it maps two" \
+	as_nobody prlimit --memlock=524288 bash -c 'cqs 2 4096'
+check_fails "RLIMIT_MEMLOCK 512 KiB: not three (the rings add up)" \
+	as_nobody prlimit --memlock=524288 bash -c 'cqs 3 4096'
+check "RLIMIT_MEMLOCK 512 KiB: a destroyed CQ's ring is given back" \
+	as_nobody prlimit --memlock=524288 bash -c 'cqs 2 4096 again'
+check "RLIMIT_MEMLOCK 64 KiB: root (CAP_IPC_LOCK) maps one" \
+	prlimit --memlock=65536 bash -c 'cqs 1 4096'
+check "every object of the RLIMIT_MEMLOCK checks is gone" \
+	wait_for 10 output_is "$before" objects
+
 check "rdma link delete sroce0" rdma link delete sroce0
 check "rmmod sroce" rmmod sroce
 unload_check

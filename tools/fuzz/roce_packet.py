@@ -251,7 +251,7 @@ def decode_mad(payload):
             struct.unpack('!H', d[8:10]) + struct.unpack('!H', d[14:16])
         (m['xmit_data'], m['rcv_data'], m['xmit_packets'],
          m['rcv_packets']) = struct.unpack('!IIII', d[24:40])
-    elif attr == PMA_PORT_COUNTERS_EXT:
+    elif attr == PMA_PORT_COUNTERS_EXT and len(d) >= 72:
         # IBA 16.1.4.11: 64-bit data, packets, unicast and multicast
         (m['xmit_data'], m['rcv_data'], m['xmit_packets'],
          m['rcv_packets'], m['ucast_xmit'], m['ucast_rcv'], m['mcast_xmit'],
