@@ -12,7 +12,8 @@
 #   icrc        roce_packet's ICRC is the kernel's (IPv4, IPv6); a wrong
 #               one is dropped and counted
 #   ud          UD receives over IPv4 and IPv6, a wrong Q_Key is dropped, so
-#               is a datagram to a multicast address that names a QP
+#               is a datagram to a multicast address (IPv4, IPv6) that
+#               names a QP
 #   spoof       RC/UC requests and RC ACK/NAKs from an address that is not
 #               the peer are not executed and do not kill the QP
 #   pkey        a P_Key outside the default partition is dropped
