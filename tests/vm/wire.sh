@@ -8,7 +8,7 @@
 # it).  build/tests/sroce_wire_target is the victim (RC, UC and UD QPs, an
 # MR); tools/fuzz/wire-regress crafts the packets (tools/fuzz/roce_packet.py)
 # and sends them through lo, reading sroce's answers on eth0.  Each scenario
-# runs its own target:
+# runs its own target (gsi, which talks to QP1 only, none):
 #   icrc        roce_packet's ICRC is the kernel's (IPv4, IPv6); a wrong
 #               one is dropped and counted
 #   ud          UD receives over IPv4 and IPv6, a wrong Q_Key is dropped, so
