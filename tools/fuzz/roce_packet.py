@@ -551,8 +551,9 @@ class Sniffer:
             if d is None or pred(d):
                 return d
 
-    def collect(self, timeout, pred=lambda d: True):
-        """Every matching packet seen within @timeout seconds."""
+    def collect(self, timeout, pred=lambda d: True, until=None):
+        """Every matching packet seen within @timeout seconds, or up to the
+        one after which until(list so far) is true."""
         end = _now() + timeout
         out = []
         while True:
@@ -561,6 +562,8 @@ class Sniffer:
                 return out
             if pred(d):
                 out.append(d)
+                if until and until(out):
+                    return out
 
     def close(self):
         self.s.close()
