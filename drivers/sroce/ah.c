@@ -75,6 +75,9 @@ int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	struct sroce_ah *ah = to_sah(ibah);
 	int err;
 
+	err = sroce_udata_none(udata);
+	if (err)
+		return err;
 	err = sroce_av_from_attr(&ah->av, init->ah_attr);
 	if (err)
 		return err;

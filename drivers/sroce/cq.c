@@ -276,6 +276,8 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 
 	if (cqe < 1 || cqe > SROCE_MAX_CQE)
 		return -EINVAL;
+	if (sroce_udata_none(udata))
+		return -EOPNOTSUPP;
 	if (cq->ring)
 		return udata ? sroce_resize_mapped(cq, cqe, udata) : -EINVAL;
 	queue = kvcalloc(cqe + 1, sizeof(*queue), GFP_KERNEL_ACCOUNT);

@@ -175,6 +175,10 @@ static void sroce_get_dev_fw_str(struct ib_device *ibdev, char *str)
 static int sroce_alloc_ucontext(struct ib_ucontext *ibuc,
 				struct ib_udata *udata)
 {
+	int err = sroce_udata_none(udata);
+
+	if (err)
+		return err;
 	sroce_live_inc(SROCE_OBJ_UCTX);
 	return 0;
 }

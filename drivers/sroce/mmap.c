@@ -54,6 +54,23 @@ int sroce_map_cmd(struct ib_udata *udata, u32 *flags)
 	return 0;
 }
 
+/**
+ * sroce_udata_none - check a command that has no driver part of ours
+ * @udata: the command's (NULL for kernel objects)
+ *
+ * Bytes after the core command are refused unless zero, as in
+ * sroce_map_cmd(), so that a later ABI can give them a meaning.
+ *
+ * Return: 0 or -EOPNOTSUPP.
+ */
+int sroce_udata_none(struct ib_udata *udata)
+{
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
 struct sroce_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
 	void *buf;

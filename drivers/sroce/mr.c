@@ -187,6 +187,9 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct sroce_mr *mr;
 	int err;
 
+	err = sroce_udata_none(udata);
+	if (err)
+		return ERR_PTR(err);
 	err = sroce_mr_access_ok(&access);
 	if (err)
 		return ERR_PTR(err);
@@ -250,6 +253,9 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	unsigned long irqflags;
 	int err;
 
+	err = sroce_udata_none(udata);
+	if (err)
+		return ERR_PTR(err);
 	/* Only memory registered from user space can be registered again. */
 	if (mr->kind != SROCE_MR_USER)
 		return ERR_PTR(-EINVAL);

@@ -41,6 +41,8 @@ int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	struct sroce_dev *sdev = to_sdev(ibmw->device);
 	struct sroce_mr *win;
 
+	if (sroce_udata_none(udata))
+		return -EOPNOTSUPP;
 	win = sroce_mr_alloc(sdev, 0, SROCE_MR_MW);
 	if (IS_ERR(win))
 		return PTR_ERR(win);

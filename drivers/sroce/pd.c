@@ -9,6 +9,8 @@ int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibpd->device);
 
+	if (sroce_udata_none(udata))
+		return -EOPNOTSUPP;
 	if (!sroce_charge(&sdev->nr_pd, SROCE_MAX_PD))
 		return -ENOMEM;
 	sroce_live_inc(SROCE_OBJ_PD);

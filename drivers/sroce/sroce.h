@@ -1127,6 +1127,7 @@ static inline void sroce_fault_init(struct dentry *dir) { }
 
 /* mmap.c - user mappings */
 int sroce_map_cmd(struct ib_udata *udata, u32 *flags);
+int sroce_udata_none(struct ib_udata *udata);
 void *sroce_mmap_alloc(struct ib_ucontext *uctx, size_t size,
 		       struct rdma_user_mmap_entry **entry, u64 *offset);
 int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);

@@ -74,6 +74,8 @@ int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 {
 	struct sroce_srq *srq = to_ssrq(ibsrq);
 
+	if (sroce_udata_none(udata))
+		return -EOPNOTSUPP;
 	/* No resizing (IB_DEVICE_SRQ_RESIZE is not advertised). */
 	if (mask & IB_SRQ_MAX_WR)
 		return -EOPNOTSUPP;

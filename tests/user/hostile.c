@@ -6,7 +6,7 @@
  * it must not be.  The provider posts and polls through kernel commands,
  * so every WR field given here reaches sroce_post_send as it is.
  *
- * Usage: sroce_hostile [DEVICE [CASES]]   (default sroce0, cases abcdefgh)
+ * Usage: sroce_hostile [DEVICE [CASES]]   (default sroce0, cases abcdefghij)
  * Prints TAP; exits 0 iff every check passed.
  *
  * One device, loopback: two RC QPs of one PD connected to each other over
@@ -26,7 +26,10 @@
  *     overrun, IBV_EVENT_CQ_ERR), nothing else; the other CQs still work;
  *  i. the mapped SQ and RQ rings scribbled by the process: a malformed SQ
  *     entry and a malformed RQ entry complete with IBV_WC_LOC_QP_OP_ERR,
- *     then rings of garbage cost the QPs, and nothing else.
+ *     then rings of garbage cost the QPs, and nothing else;
+ *  j. raw uverbs write() commands whose driver data (RESIZE_CQ of a kernel
+ *     and of a mapped CQ, ALLOC_PD, GET_CONTEXT) holds a byte the driver does not
+ *     know: EOPNOTSUPP; the same with zeros is carried out.
  *
  * Each case runs in a child process with its own device context: a case
  * that crashes, or a kernel path that never returns, costs that case only,
@@ -43,6 +46,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -56,6 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
 #include <rdma/sroce-abi.h>
 
 #include "tap.h"
@@ -2547,6 +2552,148 @@ static int run_case(char letter, void (*fn)(struct dev *), const char *title)
 	return 1;
 }
 
+/*
+ * Raw uverbs write() commands, as a process that skips libibverbs can send
+ * them: the driver data after the core command is ours to read, and bytes
+ * we define no meaning for must be zero (so that they can mean something
+ * later), as in ibv_create_cq's sroce_create_cq_cmd.  RESIZE_CQ and
+ * GET_CONTEXT have no command of ours.
+ */
+struct raw_resize {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_resize_cq cmd;
+	__u64 driver[2];
+};
+
+static int raw_resize(struct ibv_cq *cq, int cqe, __u64 word)
+{
+	struct {
+		struct ib_uverbs_resize_cq_resp core;
+		struct sroce_create_cq_resp drv;
+	} resp;
+	struct raw_resize c = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_RESIZE_CQ,
+			.in_words = sizeof(c) / 4,
+			.out_words = sizeof(resp) / 4,
+		},
+		.cmd = {
+			.response = (uintptr_t)&resp,
+			.cq_handle = cq->handle,
+			.cqe = cqe,
+		},
+		.driver = { 0, word },
+	};
+
+	memset(&resp, 0, sizeof(resp));
+	return write(cq->context->cmd_fd, &c, sizeof(c)) == sizeof(c) ? 0 : errno;
+}
+
+static int raw_alloc_pd(struct ibv_context *ctx, __u64 word)
+{
+	struct ib_uverbs_alloc_pd_resp resp;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_alloc_pd cmd;
+		__u64 driver[1];
+	} c = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_ALLOC_PD,
+			.in_words = sizeof(c) / 4,
+			.out_words = sizeof(resp) / 4,
+		},
+		.cmd = { .response = (uintptr_t)&resp },
+		.driver = { word },
+	};
+
+	/* A PD libibverbs does not know of: the context's close frees it. */
+	return write(ctx->cmd_fd, &c, sizeof(c)) == sizeof(c) ? 0 : errno;
+}
+
+static int raw_get_context(const char *uverbs, __u64 word)
+{
+	struct {
+		struct ib_uverbs_get_context_resp core;
+		__u64 driver[4];
+	} resp;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_get_context cmd;
+		__u64 driver[2];
+	} c = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_GET_CONTEXT,
+			.in_words = sizeof(c) / 4,
+			.out_words = sizeof(resp) / 4,
+		},
+		.cmd = { .response = (uintptr_t)&resp },
+		.driver = { word, 0 },
+	};
+	char path[64];
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/dev/infiniband/%s", uverbs);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	memset(&resp, 0, sizeof(resp));
+	err = write(fd, &c, sizeof(c)) == sizeof(c) ? 0 : errno;
+	if (!err)
+		close(resp.core.async_fd);
+	close(fd);
+	return err;
+}
+
+static void case_j(struct dev *d)
+{
+	struct ibv_cq *cq[2];
+	struct ibv_wc wc;
+	int i, err;
+
+	/* cq[0] in the kernel's memory, cq[1] a mapped ring. */
+	for (i = 0; i < 2; i++) {
+		setenv("SROCE_MAPPED", i ? "cq" : "0", 1);
+		cq[i] = ibv_create_cq(d->ctx, 16, NULL, NULL, 0);
+		unsetenv("SROCE_MAPPED");
+		if (!cq[i]) {
+			ok(0, "j: a CQ (%s)", strerror(errno));
+			if (i)
+				ibv_destroy_cq(cq[0]);
+			return;
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		err = raw_resize(cq[i], 32, 1ULL << 40);
+		ok(err == EOPNOTSUPP,
+		   "j: RESIZE_CQ of a %s CQ with a nonzero byte after the core command: EOPNOTSUPP (%s)",
+		   i ? "mapped" : "kernel", strerror(err));
+		ok(ibv_poll_cq(cq[i], 1, &wc) == 0, "j: ... and the CQ still polls (empty)");
+	}
+	/* Zeros are accepted; the provider does not learn of this resize,
+	 * so the CQs are only destroyed afterwards. */
+	for (i = 0; i < 2; i++) {
+		err = raw_resize(cq[i], 64, 0);
+		ok(!err, "j: the same RESIZE_CQ with zeros there is carried out on the %s CQ (%s)",
+		   i ? "mapped" : "kernel", strerror(err));
+	}
+	for (i = 0; i < 2; i++)
+		ok(!ibv_destroy_cq(cq[i]), "j: the resized CQ is destroyed");
+
+	err = raw_alloc_pd(d->ctx, 1ULL << 63);
+	ok(err == EOPNOTSUPP,
+	   "j: ALLOC_PD with a nonzero byte after the core command: EOPNOTSUPP (%s)",
+	   strerror(err));
+	err = raw_alloc_pd(d->ctx, 0);
+	ok(!err, "j: ALLOC_PD with zeros there: a PD (%s)", strerror(err));
+
+	err = raw_get_context(d->ctx->device->dev_name, 0xa5);
+	ok(err == EOPNOTSUPP,
+	   "j: GET_CONTEXT with a nonzero byte after the core command: EOPNOTSUPP (%s)",
+	   strerror(err));
+	err = raw_get_context(d->ctx->device->dev_name, 0);
+	ok(!err, "j: GET_CONTEXT with zeros there: a context (%s)", strerror(err));
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -2563,8 +2710,9 @@ int main(int argc, char **argv)
 		{ 'g', case_g, "dereg_mr of an MR held by a WR stuck in RNR retries" },
 		{ 'h', case_h, "mapped CQ rings scribbled by their process" },
 		{ 'i', case_i, "mapped SQ and RQ rings scribbled by their process" },
+		{ 'j', case_j, "raw uverbs commands with bytes after the core command" },
 	};
-	const char *which = "abcdefghi", *s = getenv("SROCE_TIMEOUT_SCALE");
+	const char *which = "abcdefghij", *s = getenv("SROCE_TIMEOUT_SCALE");
 	struct ibv_device **list;
 	unsigned int i;
 	int n, found = 0;
@@ -2574,7 +2722,7 @@ int main(int argc, char **argv)
 	if (argc > 2)
 		which = argv[2];
 	if (argc > 3 || (argc > 1 && argv[1][0] == '-')) {
-		fprintf(stderr, "usage: %s [DEVICE [CASES]]   (default sroce0 abcdefghi)\n",
+		fprintf(stderr, "usage: %s [DEVICE [CASES]]   (default sroce0 abcdefghij)\n",
 			argv[0]);
 		return 2;
 	}
