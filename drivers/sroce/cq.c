@@ -273,11 +273,13 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	struct sroce_cq *cq = to_scq(ibcq);
 	struct ib_wc *queue, *old;
 	u32 n, i;
+	int err;
 
 	if (cqe < 1 || cqe > SROCE_MAX_CQE)
 		return -EINVAL;
-	if (sroce_udata_none(udata))
-		return -EOPNOTSUPP;
+	err = sroce_udata_none(udata);
+	if (err)
+		return err;
 	if (cq->ring)
 		return udata ? sroce_resize_mapped(cq, cqe, udata) : -EINVAL;
 	queue = kvcalloc(cqe + 1, sizeof(*queue), GFP_KERNEL_ACCOUNT);

@@ -19,6 +19,15 @@
 
 #include "sroce.h"
 
+/* Driver data from byte @from on must be zero: it means nothing yet. */
+static int sroce_udata_zero_from(struct ib_udata *udata, size_t from)
+{
+	if (udata && udata->inlen > from &&
+	    !ib_is_udata_cleared(udata, from, udata->inlen - from))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
 /**
  * sroce_map_cmd - what a create command's provider can use
  * @udata: the command's (NULL for kernel objects)
@@ -41,10 +50,9 @@ int sroce_map_cmd(struct ib_udata *udata, u32 *flags)
 	*flags = 0;
 	if (!udata || !udata->inlen)
 		return 0;
-	if (udata->inlen > sizeof(cmd) &&
-	    !ib_is_udata_cleared(udata, sizeof(cmd),
-				 udata->inlen - sizeof(cmd)))
-		return -EOPNOTSUPP;
+	err = sroce_udata_zero_from(udata, sizeof(cmd));
+	if (err)
+		return err;
 	err = ib_copy_from_udata(&cmd, udata, min(udata->inlen, sizeof(cmd)));
 	if (err)
 		return err;
@@ -65,10 +73,7 @@ int sroce_map_cmd(struct ib_udata *udata, u32 *flags)
  */
 int sroce_udata_none(struct ib_udata *udata)
 {
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen))
-		return -EOPNOTSUPP;
-	return 0;
+	return sroce_udata_zero_from(udata, 0);
 }
 
 struct sroce_mmap_entry {

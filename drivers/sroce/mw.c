@@ -40,9 +40,10 @@ int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibmw->device);
 	struct sroce_mr *win;
+	int err = sroce_udata_none(udata);
 
-	if (sroce_udata_none(udata))
-		return -EOPNOTSUPP;
+	if (err)
+		return err;
 	win = sroce_mr_alloc(sdev, 0, SROCE_MR_MW);
 	if (IS_ERR(win))
 		return PTR_ERR(win);

@@ -8,9 +8,10 @@
 int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	int err = sroce_udata_none(udata);
 
-	if (sroce_udata_none(udata))
-		return -EOPNOTSUPP;
+	if (err)
+		return err;
 	if (!sroce_charge(&sdev->nr_pd, SROCE_MAX_PD))
 		return -ENOMEM;
 	sroce_live_inc(SROCE_OBJ_PD);

@@ -73,9 +73,10 @@ int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct sroce_srq *srq = to_ssrq(ibsrq);
+	int err = sroce_udata_none(udata);
 
-	if (sroce_udata_none(udata))
-		return -EOPNOTSUPP;
+	if (err)
+		return err;
 	/* No resizing (IB_DEVICE_SRQ_RESIZE is not advertised). */
 	if (mask & IB_SRQ_MAX_WR)
 		return -EOPNOTSUPP;

@@ -130,6 +130,7 @@ vm_barrier() {	# vm_barrier NAME [SECONDS]
 }
 
 vm_put() { echo "$2" > "$SHARED/val.$1.tmp" && mv "$SHARED/val.$1.tmp" "$SHARED/val.$1"; }
+vm_peek() { cat "$SHARED/val.$1" 2> /dev/null; }	# a value put, or nothing
 vm_get() {	# vm_get NAME [SECONDS]: wait for a value put by another VM
 	local t=$((${2:-120} * 10))
 	while [ ! -e "$SHARED/val.$1" ]; do
@@ -227,7 +228,7 @@ perf_scale_args() {
 # client connects to PERF_HOST (default 127.0.0.1; rdma_cm needs an address
 # of the device's netdev).
 perf_local() {
-	local port=$1 col=$2 spid crc src try
+	local port=$1 col=$2 spid crc src try raced
 	shift 2
 	perf_scale_args "$@"
 	set -- "${perf_args[@]}"
@@ -237,15 +238,18 @@ perf_local() {
 		wait_for 30 "${PAIR_READY:-listening}" "$port"
 		timeout 240 "$@" -p "$port" "${PERF_HOST:-127.0.0.1}" > /tmp/cli.out 2> /tmp/cli.err
 		crc=$?
+		raced=
 		if [ "$crc" -ne 0 ] && cm_raced /tmp/cli.err; then
-			kill "$spid" 2> /dev/null
-			wait "$spid"
+			raced=1
+			kill "$spid" 2> /dev/null	# it waits for ever
+		fi
+		wait "$spid"
+		src=$?
+		if [ -n "$raced" ] && [ "$try" -lt 3 ]; then
 			diag "perftest's client connected before its server listened (cm_raced); run again"
 			port=$((port + 1000))
 			continue
 		fi
-		wait "$spid"
-		src=$?
 		if [ "$crc" -ne 0 ] || [ "$src" -ne 0 ]; then
 			echo "client rc $crc, server rc $src"
 			sed 's/^/srv: /' /tmp/srv.err | tail -8
@@ -296,7 +300,7 @@ vm_pair() {
 		# The server ends, or the client says it never will (see
 		# cm_raced below): then it is stopped.
 		while kill -0 "$_spid" 2> /dev/null; do
-			if [ "$(cat "$SHARED/val.cli.$_port" 2> /dev/null)" = raced ]; then
+			if [ "$(vm_peek "cli.$_port")" = raced ]; then
 				kill "$_spid"
 				break
 			fi

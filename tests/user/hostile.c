@@ -27,9 +27,9 @@
  *  i. the mapped SQ and RQ rings scribbled by the process: a malformed SQ
  *     entry and a malformed RQ entry complete with IBV_WC_LOC_QP_OP_ERR,
  *     then rings of garbage cost the QPs, and nothing else;
- *  j. raw uverbs write() commands whose driver data (RESIZE_CQ of a kernel
- *     and of a mapped CQ, ALLOC_PD, GET_CONTEXT) holds a byte the driver does not
- *     know: EOPNOTSUPP; the same with zeros is carried out.
+ *  j. raw uverbs write() commands whose driver data (RESIZE_CQ of a
+ *     kernel and of a mapped CQ, ALLOC_PD, GET_CONTEXT) holds a byte the
+ *     driver does not know: EOPNOTSUPP; the same with zeros is carried out.
  *
  * Each case runs in a child process with its own device context: a case
  * that crashes, or a kernel path that never returns, costs that case only,
@@ -2556,27 +2556,34 @@ static int run_case(char letter, void (*fn)(struct dev *), const char *title)
  * Raw uverbs write() commands, as a process that skips libibverbs can send
  * them: the driver data after the core command is ours to read, and bytes
  * we define no meaning for must be zero (so that they can mean something
- * later), as in ibv_create_cq's sroce_create_cq_cmd.  RESIZE_CQ and
- * GET_CONTEXT have no command of ours.
+ * later), as in ibv_create_cq's sroce_create_cq_cmd.  RESIZE_CQ, ALLOC_PD
+ * and GET_CONTEXT have no command of ours.
+ *
+ * raw_write: the command @c of @len bytes (a struct ib_uverbs_cmd_hdr
+ * first) with its header filled in; 0 or the errno.
  */
-struct raw_resize {
-	struct ib_uverbs_cmd_hdr hdr;
-	struct ib_uverbs_resize_cq cmd;
-	__u64 driver[2];
-};
+static int raw_write(int fd, void *c, size_t len, __u32 command,
+		     size_t resp_len)
+{
+	struct ib_uverbs_cmd_hdr *hdr = c;
+
+	hdr->command = command;
+	hdr->in_words = len / 4;
+	hdr->out_words = resp_len / 4;
+	return write(fd, c, len) == (ssize_t)len ? 0 : errno;
+}
 
 static int raw_resize(struct ibv_cq *cq, int cqe, __u64 word)
 {
 	struct {
 		struct ib_uverbs_resize_cq_resp core;
 		struct sroce_create_cq_resp drv;
-	} resp;
-	struct raw_resize c = {
-		.hdr = {
-			.command = IB_USER_VERBS_CMD_RESIZE_CQ,
-			.in_words = sizeof(c) / 4,
-			.out_words = sizeof(resp) / 4,
-		},
+	} resp = {};
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_resize_cq cmd;
+		__u64 driver[2];
+	} c = {
 		.cmd = {
 			.response = (uintptr_t)&resp,
 			.cq_handle = cq->handle,
@@ -2585,47 +2592,39 @@ static int raw_resize(struct ibv_cq *cq, int cqe, __u64 word)
 		.driver = { 0, word },
 	};
 
-	memset(&resp, 0, sizeof(resp));
-	return write(cq->context->cmd_fd, &c, sizeof(c)) == sizeof(c) ? 0 : errno;
+	return raw_write(cq->context->cmd_fd, &c, sizeof(c),
+			 IB_USER_VERBS_CMD_RESIZE_CQ, sizeof(resp));
 }
 
+/* A PD libibverbs does not know of: the context's close frees it. */
 static int raw_alloc_pd(struct ibv_context *ctx, __u64 word)
 {
-	struct ib_uverbs_alloc_pd_resp resp;
+	struct ib_uverbs_alloc_pd_resp resp = {};
 	struct {
 		struct ib_uverbs_cmd_hdr hdr;
 		struct ib_uverbs_alloc_pd cmd;
 		__u64 driver[1];
 	} c = {
-		.hdr = {
-			.command = IB_USER_VERBS_CMD_ALLOC_PD,
-			.in_words = sizeof(c) / 4,
-			.out_words = sizeof(resp) / 4,
-		},
 		.cmd = { .response = (uintptr_t)&resp },
 		.driver = { word },
 	};
 
-	/* A PD libibverbs does not know of: the context's close frees it. */
-	return write(ctx->cmd_fd, &c, sizeof(c)) == sizeof(c) ? 0 : errno;
+	return raw_write(ctx->cmd_fd, &c, sizeof(c),
+			 IB_USER_VERBS_CMD_ALLOC_PD, sizeof(resp));
 }
 
+/* A context of its own, on a new file of the uverbs device @uverbs. */
 static int raw_get_context(const char *uverbs, __u64 word)
 {
 	struct {
 		struct ib_uverbs_get_context_resp core;
 		__u64 driver[4];
-	} resp;
+	} resp = {};
 	struct {
 		struct ib_uverbs_cmd_hdr hdr;
 		struct ib_uverbs_get_context cmd;
 		__u64 driver[2];
 	} c = {
-		.hdr = {
-			.command = IB_USER_VERBS_CMD_GET_CONTEXT,
-			.in_words = sizeof(c) / 4,
-			.out_words = sizeof(resp) / 4,
-		},
 		.cmd = { .response = (uintptr_t)&resp },
 		.driver = { word, 0 },
 	};
@@ -2636,8 +2635,8 @@ static int raw_get_context(const char *uverbs, __u64 word)
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
-	memset(&resp, 0, sizeof(resp));
-	err = write(fd, &c, sizeof(c)) == sizeof(c) ? 0 : errno;
+	err = raw_write(fd, &c, sizeof(c), IB_USER_VERBS_CMD_GET_CONTEXT,
+			sizeof(resp));
 	if (!err)
 		close(resp.core.async_fd);
 	close(fd);
