@@ -5,7 +5,8 @@
 #
 # UD, GSI and rdma_cm between two hosts: ibv_ud_pingpong (IPv4, IPv6),
 # rping with data verification, perftest over rdma_cm (-R), ucmatose,
-# udaddy and mckey.  Every connection rdma_cm makes runs its MADs over
+# udaddy, mckey, rsockets (rstream, riostream, rcopy), rdma_server and
+# rdma_client, and cmtime.  Every connection rdma_cm makes runs its MADs over
 # sroce's QP1; every object is gone at the end.
 . tests/lib/vm.sh
 
@@ -64,6 +65,54 @@ if [ "$VM_ID" = 0 ]; then
 else
 	check "the multicast packets sent are counted (tx_multicast)" test "$(cnt tx_multicast)" -ge 20
 	check "and by the PMA (multicast_xmit_packets)" test "$(cat $pc/multicast_xmit_packets)" -ge 20
+fi
+
+# librdmacm's other tools.  rsockets: rstream and riostream (each byte
+# checked, -T v; riostream's data lands in a buffer the peer mapped with
+# riomap(), by RDMA WRITE), blocking and nonblocking; the rdma_create_ep()
+# API (rdma_server, rdma_client); connections made and torn down in bulk
+# (cmtime); a file copied over rsockets (rcopy).  cmtime's and rcopy's
+# servers serve for ever: VM 0 stops one once its client is done.
+serve_once() {	# serve_once PORT CMD...: CMD, until VM 1's client on PORT ends
+	local port=$1 pid
+	shift
+	"$@" &
+	pid=$!
+	while [ -z "$(vm_peek "cli.$port")" ] && kill -0 "$pid" 2> /dev/null; do
+		vm_nap
+	done
+	if kill -0 "$pid" 2> /dev/null; then
+		kill "$pid"
+		wait "$pid"
+		return 0
+	fi
+	wait "$pid"	# it ended by itself: its status
+}
+rs() { timeout 200 "$RS" -p "$1" $RS_ARGS; }
+rs_cli() { timeout 180 "$RS" -s "$srv_ip" -p "$1" $RS_ARGS; }
+RS=rstream RS_ARGS="-S 65536 -C 20 -I 5 -T v"
+check "rstream: 64 KiB transfers, each byte checked" vm_pair 18660 rs rs_cli
+RS=rstream RS_ARGS="-S 1000 -C 100 -I 2 -T n -T v"
+check "rstream, nonblocking: 1000-byte transfers, checked" vm_pair 18661 rs rs_cli
+RS=riostream RS_ARGS="-S 65536 -C 20 -I 5 -T v"
+check "riostream (riomap, RDMA WRITE): 64 KiB transfers, checked" vm_pair 18662 rs rs_cli
+ep_srv() { timeout 100 rdma_server -p "$1"; }
+ep_cli() { timeout 80 rdma_client -s "$srv_ip" -p "$1"; }
+check "rdma_server and rdma_client (rdma_create_ep)" vm_pair 18663 ep_srv ep_cli
+ct_srv() { serve_once "$1" timeout 200 cmtime -b "$srv_ip" -p "$1"; }
+ct_cli() { timeout 180 cmtime -s "$srv_ip" -p "$1" -c 20; }
+check "cmtime: 20 connections made and torn down" vm_pair 18664 ct_srv ct_cli
+[ "$VM_ID" = 1 ] && grep -E "^(connect|disconnect) +:" /tmp/cli.out | sed 's/^/# /'
+mkdir -p /tmp/rcopy
+[ "$VM_ID" = 1 ] && head -c 4194304 /dev/urandom > /tmp/rcopy/src.bin
+rc_srv() { (cd /tmp/rcopy && serve_once "$1" timeout 200 rcopy -p "$1"); }
+rc_cli() { timeout 180 rcopy /tmp/rcopy/src.bin "$srv_ip:/tmp/rcopy/copy.bin" -p "$1"; }
+check "rcopy: 4 MiB file" vm_pair 18665 rc_srv rc_cli
+if [ "$VM_ID" = 1 ]; then
+	vm_put rcopy.sum "$(md5sum < /tmp/rcopy/src.bin)"
+else
+	sum=$(vm_get rcopy.sum 60)
+	check "rcopy: the copy is the file" test "$(md5sum < /tmp/rcopy/copy.bin)" = "$sum"
 fi
 
 # The in-kernel rdma_cm server (VM 0) and client (VM 1), the way kernel
