@@ -145,12 +145,13 @@ done
 ok $? "testing.rst describes every tests/host and tests/vm test, VM tests with their VM count"
 [ ${#missing[@]} -eq 0 ] || printf '%s\n' "${missing[@]}" | diag
 
-# 7. The debug lane: the tests the Makefile leaves out (DEBUG_SLOW) are
-# the ones testing.rst and README.md name; CI's list of the others
+# 7. The debug lane: the tests the Makefile leaves out (DEBUG_SLOW for
+# their time, DEBUG_UPSTREAM for an upstream report) are the ones
+# testing.rst and README.md name; CI's list of the others
 # (tools/debug-kernel/lane, in priority order with measured times) holds
 # every other VM test, and nothing that is not one.
 lane=$(section "$testing" "The debug-kernel lane")
-slow=$(sed -n 's/^DEBUG_SLOW *:= *//p' Makefile)
+slow=$(sed -n 's/^DEBUG_\(SLOW\|UPSTREAM\) *:= *//p' Makefile | tr '\n' ' ')
 listed=$(awk '!/^#/ && NF == 2 && $2 ~ /^[0-9]+$/ { print $1 }' tools/debug-kernel/lane | tr '\n' ' ')
 missing=()
 [ -n "$slow" ] && [ -n "$listed" ] || missing+=("no DEBUG_SLOW in the Makefile or no tests in tools/debug-kernel/lane")
@@ -160,14 +161,14 @@ for t in $slow; do
 done
 for t in tests/vm/*.sh; do
 	case " $slow $listed " in *" $t "*) continue ;; esac
-	missing+=("$t (neither DEBUG_SLOW nor in tools/debug-kernel/lane)")
+	missing+=("$t (neither DEBUG_SLOW, DEBUG_UPSTREAM nor in tools/debug-kernel/lane)")
 done
 for t in $listed; do
 	[ -f "$t" ] || missing+=("$t (in tools/debug-kernel/lane, no such test)")
 done
 grep -qF 'tools/debug-kernel/lane' <<< "$lane" || missing+=("testing.rst does not explain tools/debug-kernel/lane")
 [ ${#missing[@]} -eq 0 ]
-ok $? "the debug lane's subsets: DEBUG_SLOW named in the documents, every other test in CI's lane list"
+ok $? "the debug lane's subsets: DEBUG_SLOW and DEBUG_UPSTREAM named in the documents, every other test in CI's lane list"
 [ ${#missing[@]} -eq 0 ] || printf '%s\n' "${missing[@]}" | diag
 
 # 8. Programs: every one a test's description names is run by that test
