@@ -25,19 +25,18 @@ static int sroce_check_caps(struct ib_qp_init_attr *init)
 }
 
 /*
- * Queue sizes: as asked, or for a mapped queue the power of two at or
- * above (its ring's free-running indexes then name the same slots across
- * their wrap; Create QP answers with what it made, which may be more).
+ * Queue sizes: the power of two at or above what was asked (IBA 11.2.4.1
+ * allows more; Create QP answers with what it made).  A queue's u32
+ * indexes run free, so only a size that divides 2^32 names the same slot
+ * for an index on both sides of their wrap (sroce_queue_slot()).
  */
-static u32 sroce_wq_size(u32 wr, bool mapped)
+static u32 sroce_wq_size(u32 wr)
 {
-	wr = max_t(u32, wr, 1);
-	return mapped ? roundup_pow_of_two(wr) : wr;
+	return roundup_pow_of_two(max_t(u32, wr, 1));
 }
 
 static int sroce_qp_alloc_queues(struct sroce_qp *qp,
-				 struct ib_qp_init_attr *init, bool map_sq,
-				 bool map_rq)
+				 struct ib_qp_init_attr *init)
 {
 	struct ib_qp_cap *cap = &init->cap;
 	u32 sge, stride;
@@ -47,7 +46,7 @@ static int sroce_qp_alloc_queues(struct sroce_qp *qp,
 	stride = ALIGN(struct_size_t(struct sroce_send_wqe, sge,
 				     cap->max_send_sge) +
 		       cap->max_inline_data, 8);
-	err = sroce_queue_init(&qp->sq, sroce_wq_size(cap->max_send_wr, map_sq),
+	err = sroce_queue_init(&qp->sq, sroce_wq_size(cap->max_send_wr),
 			       stride, cap->max_send_sge);
 	if (err)
 		return err;
@@ -57,7 +56,7 @@ static int sroce_qp_alloc_queues(struct sroce_qp *qp,
 		sge = max_t(u32, cap->max_recv_sge, 1);
 		stride = sizeof(struct sroce_recv_wqe) + sge * sizeof(struct ib_sge);
 		err = sroce_queue_init(&qp->rq,
-				       sroce_wq_size(cap->max_recv_wr, map_rq),
+				       sroce_wq_size(cap->max_recv_wr),
 				       stride, cap->max_recv_sge);
 		if (err) {
 			sroce_queue_free(&qp->sq);
@@ -128,7 +127,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			       GFP_KERNEL_ACCOUNT);
 	if (!qp->resp.wqe)
 		return -ENOMEM;
-	err = sroce_qp_alloc_queues(qp, init, map_sq, map_rq);
+	err = sroce_qp_alloc_queues(qp, init);
 	if (err)
 		goto err_wqe;
 	if (map_sq) {
@@ -218,6 +217,7 @@ static int sroce_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
 	    attr->max_dest_rd_atomic > SROCE_MAX_RD_ATOMIC)
 		return -EINVAL;
+	/* 24 bits, and not the multicast QPN, which names no peer QP. */
 	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > SROCE_MAX_QPN)
 		return -EINVAL;
 	if ((mask & IB_QP_CAP) &&

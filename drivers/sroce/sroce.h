@@ -106,9 +106,12 @@
 #define SROCE_MAX_FRMR_PAGES	512
 #define SROCE_VENDOR_ID		0xffffff	/* no IEEE OUI: a software device */
 
-/* The first QPN handed to an ordinary QP; 0 and 1 are QP0 and QP1 (GSI). */
+/*
+ * The QPNs of ordinary QPs: 0 and 1 are QP0 and QP1 (GSI); 0xFFFFFF is no
+ * QP's, it addresses a multicast group (IBA 10.5, SROCE_QPN_MCAST).
+ */
 #define SROCE_MIN_QPN		16
-#define SROCE_MAX_QPN		((1U << 24) - 1)
+#define SROCE_MAX_QPN		((1U << 24) - 2)
 
 /*
  * Largest header stack in front of a RoCEv2 payload: IPv6 (40) + UDP (8) +
@@ -555,7 +558,8 @@ struct sroce_recv_wqe {
  * struct sroce_queue - a work queue of fixed-size slots
  * @lock: protects the indexes and the slots
  * @buf: @size slots of @stride bytes
- * @size: slots of @buf, WRs the queue holds (mapped: a power of two)
+ * @size: slots of @buf, WRs the queue holds: a power of two, so that
+ *        the free-running indexes name the same slot across their wrap
  * @stride: bytes per slot of @buf
  * @max_sge: SGEs a WR may carry
  * @head: count of WRs consumed (free running; the slot is modulo @size)
@@ -941,7 +945,7 @@ static inline bool sroce_wqe_is_rd_op(enum ib_wr_opcode op)
 /* head and tail run freely; the slot is the index modulo the size. */
 static inline void *sroce_queue_slot(struct sroce_queue *q, u32 index)
 {
-	return q->buf + (size_t)(index % q->size) * q->stride;
+	return q->buf + (size_t)(index & (q->size - 1)) * q->stride;
 }
 
 /*

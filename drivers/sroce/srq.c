@@ -35,9 +35,8 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		return -ENOMEM;
 	sge = max_t(u32, attr->max_sge, 1);
 	stride = sizeof(struct sroce_recv_wqe) + sge * sizeof(struct ib_sge);
-	/* A mapped ring has a power of two of entries (as a mapped CQ). */
-	size = (map & SROCE_MAPPED) ? roundup_pow_of_two(attr->max_wr) :
-				      attr->max_wr;
+	/* A power of two, as a QP's queues (sroce_queue_slot()). */
+	size = roundup_pow_of_two(attr->max_wr);
 	err = sroce_queue_init(&srq->rq, size, stride, attr->max_sge);
 	if (err)
 		goto err_count;

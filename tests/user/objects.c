@@ -1438,6 +1438,64 @@ static void resize(struct ibv_pd *pd)
 	tap(!ibv_destroy_qp(qp) && !ibv_destroy_cq(cq), "resize: destroyed");
 }
 
+/*
+ * Every work queue holds a power of two of WRs, at least what was asked
+ * (IBA 11.2.4.1 allows more): its u32 indexes run free, and only such a
+ * size maps the indexes on both sides of their wrap to distinct slots.
+ * Unmapped queues (UD's SQ, SROCE_MAPPED=0) too.
+ */
+static int pow2(uint32_t n, uint32_t asked)
+{
+	return n >= asked && n && !(n & (n - 1));
+}
+
+static void pow2_queues(struct ibv_pd *pd, struct ibv_cq *cq, int sgid,
+			union ibv_gid *gid)
+{
+	struct ibv_srq_init_attr si = { .attr = { .max_wr = 5, .max_sge = 1 } };
+	struct ibv_qp_init_attr qi, init = {
+		.send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = 3, .max_recv_wr = 5,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UD };
+	struct ibv_srq_attr sa;
+	struct ibv_qp_attr qa;
+	struct ibv_srq *srq;
+	struct ibv_qp *qp;
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		init.qp_type = types[i];
+		init.cap.max_send_wr = 3;
+		init.cap.max_recv_wr = 5;
+		qp = ibv_create_qp(pd, &init);
+		memset(&qi, 0, sizeof(qi));
+		err = qp ? ibv_query_qp(qp, &qa, IBV_QP_CAP, &qi) : -1;
+		tap(!err && pow2(qi.cap.max_send_wr, 3) &&
+		    pow2(qi.cap.max_recv_wr, 5) &&
+		    qi.cap.max_send_wr == init.cap.max_send_wr &&
+		    qi.cap.max_recv_wr == init.cap.max_recv_wr,
+		    "%s QP asked for 3 and 5 WRs holds %u and %u (%d)",
+		    i ? "UD" : "RC", qi.cap.max_send_wr, qi.cap.max_recv_wr,
+		    err);
+		/* IBA 10.5: QPN 0xFFFFFF names a multicast group, no peer. */
+		if (qp && types[i] == IBV_QPT_RC)
+			tap(to_rts_peer(qp, 0xffffff, sgid, gid) == EINVAL,
+			    "RC QP connected to QPN 0xFFFFFF is refused");
+		if (qp)
+			ibv_destroy_qp(qp);
+	}
+	srq = ibv_create_srq(pd, &si);
+	memset(&sa, 0, sizeof(sa));
+	err = srq ? ibv_query_srq(srq, &sa) : -1;
+	tap(!err && pow2(sa.max_wr, 5), "SRQ asked for 5 WRs holds %u (%d)",
+	    sa.max_wr, err);
+	if (srq)
+		ibv_destroy_srq(srq);
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = argc > 1 ? argv[1] : "sroce0";
@@ -1519,6 +1577,7 @@ int main(int argc, char **argv)
 		goto out;
 
 	qp_ex_masks(ctx, pd, cq);
+	pow2_queues(pd, cq, sgid, &gid);
 	cq_ex(ctx, pd, mr, buf, sgid, &gid);
 	cq_ts(ctx, pd, mr, buf, sgid, &gid, !getenv("SROCE_MAPPED") ||
 	      strcmp(getenv("SROCE_MAPPED"), "0"));
