@@ -83,7 +83,7 @@ modules:
 provider: $(PROVIDER) $(BUILD)/tests/sroce_objects $(BUILD)/tests/sroce_integrity \
 	$(BUILD)/tests/sroce_wire_target \
 	$(BUILD)/tests/sroce_hostile $(BUILD)/tests/sroce_fuzz_verbs \
-	$(BUILD)/tests/sroce_orphan
+	$(BUILD)/tests/sroce_orphan $(BUILD)/tests/sroce_ringkeep
 
 # User-space test programs (libibverbs), run inside the VMs.
 $(BUILD)/tests/sroce_objects: tests/user/objects.c tests/user/common.h tests/user/tap.h
@@ -95,6 +95,10 @@ $(BUILD)/tests/sroce_integrity: tests/user/integrity.c tests/user/tap.h
 	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
 
 $(BUILD)/tests/sroce_orphan: tests/user/orphan.c tests/user/common.h tests/user/tap.h
+	@mkdir -p $(BUILD)/tests
+	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
+
+$(BUILD)/tests/sroce_ringkeep: tests/user/ringkeep.c
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
 

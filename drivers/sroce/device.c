@@ -195,8 +195,8 @@ static void sroce_dealloc_ucontext(struct ib_ucontext *ibuc)
  * destroys every object of the context now, sends IB_EVENT_DEVICE_FATAL
  * and fails later commands with EIO.  Nothing is left for us to undo: the
  * objects' destroy ops stopped the engine and removed their mmap entries.
- * A ring the process still maps keeps its pages (remap_vmalloc_range()
- * holds a reference on each, see mmap.c) and is never written again.
+ * A ring the process still maps keeps its pages (its mapping holds a
+ * reference on each, see mmap.c) and is never written again.
  */
 static void sroce_disassociate_ucontext(struct ib_ucontext *ibuc)
 {

@@ -7,9 +7,12 @@
  * Lifetime: the object that owns the memory removes its entry when it is
  * destroyed; ib_core then calls sroce_mmap_free() once no mmap() is in
  * progress on it.  A mapping that outlives the object keeps the pages
- * themselves (remap_vmalloc_range() takes a reference on each), never the
+ * themselves (vm_map_pages_zero() takes a reference on each), never the
  * kernel's use of them: the owner stops writing before it removes the
- * entry.
+ * entry.  The pages are charged to the memory cgroup of the process that
+ * asked for them for as long as they exist (as io_uring's rings are), so
+ * that what a process keeps mapped after destroying the object still
+ * counts against its limit.
  */
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
@@ -78,23 +81,24 @@ int sroce_udata_none(struct ib_udata *udata)
 
 struct sroce_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
-	void *buf;
-	struct mm_struct *mm;
+	void *buf;			/* the kernel's view of @pages */
+	struct page **pages;
 	unsigned long npages;
+	struct mm_struct *mm;		/* charged, or NULL */
 };
 
 /*
  * Ring memory is memory a process pins in the kernel by asking for it:
  * it counts against the process's RLIMIT_MEMLOCK, as the pages of its MRs
  * do (ib_umem_get()) and as a RoCE NIC's rings do, which live in pinned
- * user memory; unless it may lock memory (CAP_IPC_LOCK).  vmalloc_user()
- * is not charged to the memory cgroup: without this, one unprivileged
- * process could take gigabytes of large mapped CQs.
+ * user memory; unless it may lock memory (CAP_IPC_LOCK).  The charge
+ * ends with the object, as an MR's ends with dereg_mr; pages still mapped
+ * then stay charged to the memory cgroup (sroce_mmap_pages()).
  */
-static int sroce_mmap_charge(struct sroce_mmap_entry *e, size_t size)
+static int sroce_mmap_charge(struct sroce_mmap_entry *e)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	unsigned long npages = size >> PAGE_SHIFT;
+	unsigned long npages = e->npages;
 	struct mm_struct *mm = current->mm;
 
 	if (!mm)
@@ -106,7 +110,6 @@ static int sroce_mmap_charge(struct sroce_mmap_entry *e, size_t size)
 	}
 	mmgrab(mm);
 	e->mm = mm;
-	e->npages = npages;
 	return 0;
 }
 
@@ -118,6 +121,53 @@ static void sroce_mmap_uncharge(struct sroce_mmap_entry *e)
 	mmdrop(e->mm);
 }
 
+/* Drop our reference on each page; a mapping may hold its own. */
+static void sroce_mmap_put_pages(struct sroce_mmap_entry *e)
+{
+	unsigned long i;
+
+	for (i = 0; i < e->npages && e->pages[i]; i++)
+		__free_page(e->pages[i]);
+	kvfree(e->pages);
+}
+
+/*
+ * Zeroed pages charged to the caller's memory cgroup, and one kernel
+ * mapping of them.  vmalloc_user() would be one call, but its pages are
+ * not charged, and a process could keep them mapped past the object and
+ * its RLIMIT_MEMLOCK charge, without bound.  Past the cgroup's limit the
+ * create fails (ENOMEM) rather than calling the OOM killer: the process
+ * asked for a size, it can ask for less.
+ */
+static int sroce_mmap_pages(struct sroce_mmap_entry *e)
+{
+	unsigned long i;
+
+	e->pages = kvcalloc(e->npages, sizeof(*e->pages), GFP_KERNEL_ACCOUNT);
+	if (!e->pages)
+		return -ENOMEM;
+	for (i = 0; i < e->npages; i++) {
+		e->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+					 __GFP_NOWARN | __GFP_RETRY_MAYFAIL);
+		if (!e->pages[i])
+			goto err;
+	}
+	e->buf = vmap(e->pages, e->npages, VM_MAP, PAGE_KERNEL);
+	if (!e->buf)
+		goto err;
+	return 0;
+
+err:
+	sroce_mmap_put_pages(e);
+	return -ENOMEM;
+}
+
+static void sroce_mmap_free_pages(struct sroce_mmap_entry *e)
+{
+	vunmap(e->buf);
+	sroce_mmap_put_pages(e);
+}
+
 /**
  * sroce_mmap_alloc - zeroed memory that the process of @uctx may map
  * @uctx: the user context
@@ -125,7 +175,7 @@ static void sroce_mmap_uncharge(struct sroce_mmap_entry *e)
  * @entry: set to the entry, for rdma_user_mmap_entry_remove()
  * @offset: set to the mmap() offset the provider is told
  *
- * The memory counts against the process's RLIMIT_MEMLOCK until it is
+ * The memory counts against the process's RLIMIT_MEMLOCK until the entry is
  * freed (sroce_mmap_charge()).
  *
  * Return: the memory, or an ERR_PTR (-ENOMEM past that limit).
@@ -140,14 +190,13 @@ void *sroce_mmap_alloc(struct ib_ucontext *uctx, size_t size,
 	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (!e)
 		return ERR_PTR(-ENOMEM);
-	err = sroce_mmap_charge(e, size);
+	e->npages = size >> PAGE_SHIFT;
+	err = sroce_mmap_charge(e);
 	if (err)
 		goto err_entry;
-	e->buf = vmalloc_user(size);
-	if (!e->buf) {
-		err = -ENOMEM;
+	err = sroce_mmap_pages(e);
+	if (err)
 		goto err_charge;
-	}
 	err = rdma_user_mmap_entry_insert(uctx, &e->rdma, size);
 	if (err)
 		goto err_buf;
@@ -156,7 +205,7 @@ void *sroce_mmap_alloc(struct ib_ucontext *uctx, size_t size,
 	return e->buf;
 
 err_buf:
-	vfree(e->buf);
+	sroce_mmap_free_pages(e);
 err_charge:
 	sroce_mmap_uncharge(e);
 err_entry:
@@ -178,7 +227,9 @@ int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	if (!entry)
 		return -EINVAL;
 	e = container_of(entry, struct sroce_mmap_entry, rdma);
-	err = remap_vmalloc_range(vma, e->buf, 0);
+	/* As remap_vmalloc_range(): no growing with mremap, not in cores. */
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	err = vm_map_pages_zero(vma, e->pages, e->npages);
 	rdma_user_mmap_entry_put(entry);
 	return err;
 }
@@ -190,7 +241,7 @@ void sroce_mmap_free(struct rdma_user_mmap_entry *entry)
 						  struct sroce_mmap_entry,
 						  rdma);
 
-	vfree(e->buf);
+	sroce_mmap_free_pages(e);
 	sroce_mmap_uncharge(e);
 	kfree(e);
 }

@@ -77,6 +77,31 @@ check "RLIMIT_MEMLOCK 64 KiB: root (CAP_IPC_LOCK) maps one" \
 check "every object of the RLIMIT_MEMLOCK checks is gone" \
 	wait_for 10 output_is "$before" objects
 
+# A ring mapped a second time outlives its CQ (tests/user/ringkeep.c):
+# its pages must stay charged to the process's memory cgroup, or root,
+# whom RLIMIT_MEMLOCK does not hold, could keep CQ after CQ's ring until
+# the host runs out.  170 CQs of 32768 entries (1.5 MiB rings, 255 MiB)
+# under a memory.max of 64 MiB: creates must start failing near 42.
+cg=/sys/fs/cgroup
+mountpoint -q $cg || mount -t cgroup2 none $cg
+echo +memory > $cg/cgroup.subtree_control 2>/dev/null
+mkdir -p $cg/sroce-rings
+echo 64M > $cg/sroce-rings/memory.max
+bash -c "echo \$\$ > $cg/sroce-rings/cgroup.procs &&
+	exec timeout 300 $SROCE_SRC/build/tests/sroce_ringkeep sroce0 170 32768" \
+	> /tmp/ringkeep.out 2>&1
+rc=$?
+kept=$(grep -c '^kept' /tmp/ringkeep.out)
+diag "ringkeep: rc $rc, kept $kept rings; $(grep -v '^kept' /tmp/ringkeep.out | tail -n 2 | tr '\n' ' ')"
+diag "memory.peak $(cat $cg/sroce-rings/memory.peak 2>/dev/null), events: $(tr '\n' ' ' < $cg/sroce-rings/memory.events)"
+check "rings kept mapped after their CQs count against the memory cgroup (kept $kept of 170, 64 MiB)" \
+	test "$rc" = 0 -a "$kept" -ge 10 -a "$kept" -lt 60
+check "the stop was a failed create (ENOMEM), no OOM kill" \
+	grep -q "stopped: create .*: Cannot allocate memory" /tmp/ringkeep.out
+wait_for 10 rmdir $cg/sroce-rings
+check "every object of the kept-rings check is gone" \
+	wait_for 10 output_is "$before" objects
+
 check "rdma link delete sroce0" rdma link delete sroce0
 check "rmmod sroce" rmmod sroce
 unload_check
