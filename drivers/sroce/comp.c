@@ -121,8 +121,8 @@ void sroce_comp_run(struct sroce_qp *qp)
 			return;
 		}
 	}
-	if (qp->state == IB_QPS_SQD && qp->sq.head == qp->req.idx &&
-	    qp->attr.en_sqd_async_notify) {
+	if (qp->state == IB_QPS_SQD && qp->attr.en_sqd_async_notify &&
+	    sroce_sq_drained(qp)) {
 		qp->attr.en_sqd_async_notify = 0;
 		qp->sqd_event = true;
 	}

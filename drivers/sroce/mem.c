@@ -23,8 +23,8 @@ static bool sroce_mr_ok(const struct sroce_mr *mr, u32 key, bool remote,
 
 	if (READ_ONCE(mr->dead))
 		return false;	/* deregistered (DMA MRs: read without lock) */
-	if ((remote ? mr->ibmr.rkey : mr->ibmr.lkey) != key)
-		return false;
+	if (mr->key != key)
+		return false;	/* a window has no lkey: refused below */
 	if (access && (mr->access & access) != access)
 		return false;
 	if ((mr->kind == SROCE_MR_FRWR || mr->kind == SROCE_MR_MW) &&

@@ -4,6 +4,7 @@
  * layer: lkey == rkey == index << 8 | key byte (IBA 10.6.3.4: the low byte
  * is the consumer-owned "key" part that changes on re-registration).
  */
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
 #include <rdma/iter.h>
@@ -79,12 +80,13 @@ struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev, int access,
 	mr->access = access;
 	mr->kind = kind;
 	/*
-	 * A fresh key byte per registration: a stale key that names a reused
-	 * index still does not match (IBA 10.6.3.4).
+	 * A random key byte per registration: a stale key that names a reused
+	 * index matches once in 256, and no count of registrations brings it
+	 * back (IBA 10.6.3.4; rdma_rxe's is random too).
 	 */
-	mr->ibmr.lkey = mr->elem.id << 8 |
-			((u32)atomic_inc_return(&sdev->mr_key_byte) & 0xff);
-	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->key = mr->elem.id << 8 | get_random_u8();
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
 	sroce_live_inc(sroce_mr_obj(mr));
 	return mr;
 }
@@ -269,10 +271,19 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		return ERR_PTR(err);
 	if (!(flags & IB_MR_REREG_TRANS) &&
 	    (mr->umem->writable || !(access & IB_ACCESS_LOCAL_WRITE))) {
+		bool bound;
+
+		/*
+		 * A bind counts itself under this lock (mw.c), from the
+		 * mapped SQ without any uverbs lock: the check above may be
+		 * stale.
+		 */
 		spin_lock_irqsave(&mr->lock, irqflags);
-		mr->access = access;
+		bound = atomic_read(&mr->nr_mw);
+		if (!bound)
+			mr->access = access;
 		spin_unlock_irqrestore(&mr->lock, irqflags);
-		return NULL;
+		return bound ? ERR_PTR(-EBUSY) : NULL;
 	}
 	if (!(flags & IB_MR_REREG_TRANS)) {
 		start = mr->umem->address;
@@ -409,7 +420,7 @@ enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp,
 
 	/* IBA 10.6.3.6: only a free MR of our PD, keeping its index. */
 	if (mr->kind != SROCE_MR_FRWR || mr->ibmr.pd != qp->ibqp.pd ||
-	    (wqe->reg_key & ~0xffU) != (READ_ONCE(mr->ibmr.lkey) & ~0xffU))
+	    (wqe->reg_key & ~0xffU) != (mr->key & ~0xffU))
 		return IB_WC_MW_BIND_ERR;
 	if ((wqe->reg_access & (IB_ACCESS_REMOTE_WRITE |
 				IB_ACCESS_REMOTE_ATOMIC)) &&
@@ -428,8 +439,9 @@ enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp,
 	}
 	mr->access = wqe->reg_access;
 	/* Read without the lock by lookups (sroce_mr_get()). */
-	WRITE_ONCE(mr->ibmr.lkey, wqe->reg_key);
-	WRITE_ONCE(mr->ibmr.rkey, wqe->reg_key);
+	WRITE_ONCE(mr->key, wqe->reg_key);
+	mr->ibmr.lkey = wqe->reg_key;
+	mr->ibmr.rkey = wqe->reg_key;
 	mr->valid = true;
 	spin_unlock_irqrestore(&mr->lock, flags);
 	return IB_WC_SUCCESS;
@@ -466,7 +478,7 @@ enum ib_wc_status sroce_invalidate(struct sroce_qp *qp, u32 key, bool remote)
 		 */
 		spin_lock_irqsave(&mr->lock, flags);
 		/* The key again, under the lock: a REG_MR may have changed it. */
-		if (mr->ibmr.rkey == key || mr->ibmr.lkey == key)
+		if (mr->key == key)
 			mr->valid = false;
 		else
 			status = IB_WC_MW_BIND_ERR;

@@ -126,7 +126,7 @@ static struct sroce_mr *sroce_bind_mr(struct sroce_qp *qp, u32 lkey,
 		return NULL;
 	}
 	spin_lock_irqsave(&mr->lock, flags);
-	ok = !mr->dead && mr->ibmr.lkey == lkey &&
+	ok = !mr->dead && mr->key == lkey &&
 	     (mr->access & IB_ACCESS_MW_BIND) &&
 	     (!(access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) ||
 	      (mr->access & IB_ACCESS_LOCAL_WRITE)) &&
@@ -201,7 +201,8 @@ enum ib_wc_status sroce_bind_mw(struct sroce_qp *qp,
 		if (win->mw_type == IB_MW_TYPE_2)
 			WRITE_ONCE(qp->bound_mw2, true);
 		/* Read without the lock by lookups (sroce_mr_get()). */
-		WRITE_ONCE(win->ibmr.rkey, wqe->rkey);
+		WRITE_ONCE(win->key, wqe->rkey);
+		win->ibmr.rkey = wqe->rkey;
 	}
 	spin_unlock_irqrestore(&win->lock, flags);
 	sroce_mw_release_mr(ok ? old : mr);
@@ -236,7 +237,7 @@ enum ib_wc_status sroce_mw_invalidate(struct sroce_qp *qp,
 	if (win->mw_type != IB_MW_TYPE_2 || win->ibmr.pd != qp->ibqp.pd)
 		return IB_WC_MW_BIND_ERR;
 	spin_lock_irqsave(&win->lock, flags);
-	if (win->valid && win->ibmr.rkey == key &&
+	if (win->valid && win->key == key &&
 	    (!remote || win->mw_qpn == qp->ibqp.qp_num))
 		mr = sroce_mw_unbind_locked(win);
 	spin_unlock_irqrestore(&win->lock, flags);

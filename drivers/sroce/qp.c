@@ -552,8 +552,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		smp_store_release(&qp->state, next);
 	}
 	if (next == IB_QPS_SQD && cur != IB_QPS_SQD &&
-	    qp->attr.en_sqd_async_notify && qp->sq.head == qp->req.idx &&
-	    qp->req.offset == 0) {
+	    qp->attr.en_sqd_async_notify && sroce_sq_drained(qp)) {
 		/* Nothing is in flight once the SQ is empty (11.6.3.1). */
 		qp->attr.en_sqd_async_notify = 0;
 		qp->sqd_event = true;
@@ -591,8 +590,9 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		sroce_av_to_attr(&qp->av, &attr->ah_attr);
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
-	attr->sq_draining = qp->state == IB_QPS_SQD &&
-			    qp->sq.head != qp->req.idx;
+	spin_lock_bh(&qp->lock);
+	attr->sq_draining = qp->state == IB_QPS_SQD && !sroce_sq_drained(qp);
+	spin_unlock_bh(&qp->lock);
 	attr->cap.max_send_wr = qp->sq.size;
 	attr->cap.max_send_sge = qp->sq.max_sge;
 	attr->cap.max_recv_wr = qp->rq.size;
@@ -642,11 +642,15 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	sroce_qp_release(qp);
 	sroce_mcast_detach_all(qp);
 	sroce_pool_remove(&sdev->qp_pool, qp->elem);
-	/* Its number may serve another QP from now on. */
-	sroce_mw_qp_gone(qp);
 	del_timer_sync(&qp->retry_timer);
 	del_timer_sync(&qp->rnr_timer);
 	cancel_work_sync(&qp->tx_work);
+	/*
+	 * Its number may serve another QP from now on: no type 2B window
+	 * stays bound through it.  After the engine stopped for good, so
+	 * that no bind comes after.
+	 */
+	sroce_mw_qp_gone(qp);
 	/* Its packets held it: none is left once the wait above is over. */
 	WARN_ON_ONCE(!skb_queue_empty(&qp->txq));
 	WARN_ON_ONCE(!skb_queue_empty(&qp->rx_backlog));

@@ -456,8 +456,22 @@ static bool sroce_req_start(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 		return true;
 	}
 	for (i = 0; i < wqe->num_sge; i++) {
-		if (!(wqe->send_flags & IB_SEND_INLINE) &&
-		    wqe->sge[i].length && !wqe->sge[i].mr) {
+		struct sroce_sge *sge = &wqe->sge[i];
+
+		if ((wqe->send_flags & IB_SEND_INLINE) || !sge->length ||
+		    sge->mr)
+			continue;
+		/*
+		 * An lkey that named no usable MR when the WR was posted may
+		 * name one now: the WRs before it in the SQ have run, and one
+		 * was the IB_WR_REG_MR that registered it (rdma_rw and iSER
+		 * post REG_MR, then the READ or SEND through it).
+		 */
+		sge->mr = sroce_mr_lookup(qp, sge->lkey, false,
+					  sroce_wqe_is_rd_op(wqe->opcode) ?
+					  IB_ACCESS_LOCAL_WRITE : 0,
+					  sge->addr, sge->length);
+		if (!sge->mr) {
 			sroce_wqe_done(wqe, IB_WC_LOC_PROT_ERR);
 			return true;
 		}
@@ -686,18 +700,18 @@ void sroce_tx_work(struct work_struct *work)
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, tx_work);
 	bool more;
 
-	if (READ_ONCE(qp->dead)) {
+	/* Under the lock: destroy sets it under the lock, then waits. */
+	spin_lock_bh(&qp->lock);
+	if (qp->dead) {
 		/*
 		 * Destroy waits for the packets still queued (they hold the
 		 * QP): handle those received, send those built, start no new
-		 * work.
+		 * work (a bind run now would outlive the QP's windows' reset).
 		 */
-		spin_lock_bh(&qp->lock);
 		sroce_qp_release(qp);
 		sroce_qp_tx_flush(qp);
 		return;
 	}
-	spin_lock_bh(&qp->lock);
 	/* WRs posted while a flush ran are flushed here, in order. */
 	if (qp->state == IB_QPS_ERR)
 		sroce_qp_flush(qp);
@@ -863,7 +877,11 @@ int sroce_wqe_fill(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 		sge->addr = s->addr;
 		sge->length = s->length;
 		sge->lkey = s->lkey;
-		/* A bad lkey is a completion error, not a post error. */
+		/*
+		 * A bad lkey is a completion error, not a post error; one
+		 * that names no usable MR yet is looked up again when the WR
+		 * starts (sroce_req_start()).
+		 */
 		sge->mr = s->length ? sroce_mr_lookup(qp, s->lkey, false,
 						      access, s->addr,
 						      s->length) : NULL;

@@ -275,7 +275,6 @@ struct sroce_dev {
 	struct sroce_pool mr_pool;
 	atomic_t nr_pd, nr_cq, nr_srq, nr_ah;	/* against the device limits */
 	atomic_t nr_mr, nr_mw;		/* both in mr_pool: charged apart */
-	atomic_t mr_key_byte;		/* the low byte of the next MR key */
 	atomic_t win_busy;		/* RC QPs with packets unacked */
 	atomic_t rx_backlog;		/* packets on its QPs' backlogs */
 
@@ -433,6 +432,11 @@ enum sroce_mr_kind {
  * @mw_qpn: bound type 2 windows: the only QP they may be used through
  * @bound: bound windows: the MR, with a reference
  * @bound_lkey: the MR's lkey at bind time: a re-keyed MR is another one
+ * @key: the key accesses must name (an MR's lkey and rkey, a window's
+ *       rkey), set at allocation, by REG_MR and by a bind.  Not ibmr's:
+ *       a ULP's ib_update_fast_reg_key() writes those ahead of the REG_MR
+ *       that carries the new key, while the old key must still work
+ *       (iSER and rdma_rw post LOCAL_INV of it first).
  * @free_work: frees the MR at the last put (ib_umem_release() sleeps)
  *
  * A window lives in the MRs' index so that one rkey lookup finds either;
@@ -457,6 +461,7 @@ struct sroce_mr {
 	u32 mw_qpn;
 	struct sroce_mr *bound;
 	u32 bound_lkey;
+	u32 key;
 	struct work_struct free_work;
 };
 
@@ -990,6 +995,28 @@ sroce_sq_next_sent(struct sroce_qp *qp, u32 *idx)
 	return NULL;
 }
 
+/**
+ * sroce_sq_drained - has every WQE the requester started completed?
+ * @qp: the QP, with qp->lock held
+ *
+ * The SQD drain of IBA 11.6.3.1: the requester starts no WQE in SQD, so
+ * the SQ is drained when it waits at the oldest WQE and that one was never
+ * started.  req.idx alone does not say it: a NAK or a timeout sends the
+ * requester back to the oldest unacknowledged WQE, which is in flight.
+ *
+ * Return: true when nothing is in flight.
+ */
+static inline bool sroce_sq_drained(struct sroce_qp *qp)
+{
+	u32 head = qp->sq.head;
+
+	if (qp->req.idx != head || qp->req.offset)
+		return false;
+	/* Pairs with the poster's release of the tail after the slot. */
+	return head == smp_load_acquire(&qp->sq.tail) ||
+	       sroce_sq_wqe(qp, head)->state == SROCE_WQE_POSTED;
+}
+
 /* A send WQE is finished with @status; it completes in SQ order (comp.c). */
 static inline void sroce_wqe_done(struct sroce_send_wqe *wqe,
 				  enum ib_wc_status status)
@@ -1054,8 +1081,8 @@ static inline struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
 	if (!elem)
 		return NULL;
 	mr = container_of(elem, struct sroce_mr, elem);
-	/* REG_MR changes the keys under mr->lock; checked again there. */
-	if (READ_ONCE(mr->ibmr.lkey) != key && READ_ONCE(mr->ibmr.rkey) != key) {
+	/* REG_MR changes the key under mr->lock; checked again there. */
+	if (READ_ONCE(mr->key) != key) {
 		sroce_pool_elem_put(elem);
 		return NULL;
 	}

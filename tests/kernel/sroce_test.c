@@ -990,6 +990,124 @@ sroce_test_errors(struct sroce_test *t, struct ib_qp *qa, struct ib_qp *qb,
 }
 
 /*
+ * The chain iSER and rdma_rw post to reuse an FRWR MR, all at once:
+ * ib_update_fast_reg_key() gives the MR its next key first, then LOCAL_INV
+ * of the old key, REG_MR of the new one and a SEND whose SGE names the new
+ * lkey.  The WRs of one SQ take effect in order (IBA 10.8.3): the old key
+ * still names the MR when LOCAL_INV runs, the new lkey does when the SEND
+ * runs, though neither did when the chain was posted.
+ */
+static noinline_for_stack void
+sroce_test_frwr_chain(struct sroce_test *t, struct ib_qp *qa,
+		      struct ib_qp *qb, struct ib_cq *cqa, struct ib_cq *cqb,
+		      struct ib_mr *mr, u8 *a, u8 *b, u64 da, u32 lkey,
+		      int sgid_index)
+{
+	struct ib_send_wr inv = { .opcode = IB_WR_LOCAL_INV,
+				  .send_flags = IB_SEND_SIGNALED,
+				  .ex.invalidate_rkey = mr->rkey };
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED },
+		.mr = mr,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			  IB_ACCESS_REMOTE_READ,
+	};
+	struct ib_sge ssge = { .length = 100 };
+	struct ib_send_wr send = { .opcode = IB_WR_SEND,
+				   .send_flags = IB_SEND_SIGNALED,
+				   .sg_list = &ssge, .num_sge = 1 };
+	struct ib_sge rsge = { .addr = da, .length = 100, .lkey = lkey };
+	struct ib_recv_wr rwr = { .wr_id = 7, .sg_list = &rsge,
+				  .num_sge = 1 };
+	enum ib_wc_opcode want[] = { IB_WC_LOCAL_INV, IB_WC_REG_MR,
+				     IB_WC_SEND };
+	const struct ib_recv_wr *rbad;
+	const struct ib_send_wr *bad;
+	struct ib_wc wc = {};
+	int i, err, good = 0;
+
+	err = sroce_test_reconnect(t, qa, qb, cqa, cqb, sgid_index, 7);
+	err = err ?: ib_post_recv(qa, &rwr, &rbad);
+	sroce_test_fill(b, 100, 0x61);
+	memset(a, 0, 100);
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey) & 0xff);
+	reg.key = mr->rkey;
+	ssge.addr = mr->iova;
+	ssge.lkey = mr->lkey;
+	inv.next = &reg.wr;
+	reg.wr.next = &send;
+	err = err ?: ib_post_send(qb, &inv, &bad);
+	for (i = 0; !err && i < ARRAY_SIZE(want); i++) {
+		err = sroce_test_poll(cqb, &wc);
+		good += !err && wc.status == IB_WC_SUCCESS &&
+			wc.opcode == want[i];
+	}
+	sroce_test_ok(t, !err && good == ARRAY_SIZE(want),
+		      "LOCAL_INV of the old key, REG_MR and a SEND through the new lkey, posted at once (%d, last status %d)",
+		      err, wc.status);
+	err = err ?: sroce_test_poll(cqa, &wc);
+	sroce_test_ok(t, !err && wc.status == IB_WC_SUCCESS &&
+		      wc.byte_len == 100 && sroce_test_same(a, 100, 0x61),
+		      "the SEND carried the MR's bytes (%d, %d)", err,
+		      wc.status);
+}
+
+/*
+ * IBA 11.6.3.1: SQD is drained when no WR is in flight.  A SEND that the
+ * responder answers with RNR NAKs (no receive posted) is in flight though
+ * the requester went back to it: no IB_EVENT_SQ_DRAINED until it
+ * completes.
+ */
+static noinline_for_stack void
+sroce_test_sqd_rnr(struct sroce_test *t, struct ib_qp *qa, struct ib_qp *qb,
+		   struct ib_cq *cqa, struct ib_cq *cqb, u64 da, u64 db,
+		   u32 lkey, int sgid_index)
+{
+	struct ib_sge ssge = { .addr = da, .length = 100, .lkey = lkey };
+	struct ib_send_wr send = { .opcode = IB_WR_SEND,
+				   .send_flags = IB_SEND_SIGNALED,
+				   .sg_list = &ssge, .num_sge = 1 };
+	struct ib_sge rsge = { .addr = db, .length = 100, .lkey = lkey };
+	struct ib_recv_wr rwr = { .wr_id = 8, .sg_list = &rsge,
+				  .num_sge = 1 };
+	struct ib_qp_attr a = { .qp_state = IB_QPS_SQD,
+				.en_sqd_async_notify = 1 };
+	const struct ib_recv_wr *rbad;
+	const struct ib_send_wr *bad;
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr q = {};
+	struct ib_wc wc = {};
+	bool early;
+	int err;
+
+	err = sroce_test_reconnect(t, qa, qb, cqa, cqb, sgid_index, 7);
+	err = err ?: ib_post_send(qa, &send, &bad);
+	init_completion(&t->sq_drained);
+	err = err ?: ib_modify_qp(qa, &a, IB_QP_STATE |
+				  IB_QP_EN_SQD_ASYNC_NOTIFY);
+	/* RNR NAKs come every 0.64 ms (min_rnr_timer 12) meanwhile. */
+	early = wait_for_completion_timeout(&t->sq_drained, HZ / 5);
+	err = err ?: ib_query_qp(qa, &q, IB_QP_STATE, &init);
+	sroce_test_ok(t, !err && !early && q.qp_state == IB_QPS_SQD &&
+		      q.sq_draining,
+		      "SQD while a SEND meets RNR NAKs: not drained (%d, %d, %d)",
+		      err, early, q.sq_draining);
+	err = err ?: ib_post_recv(qb, &rwr, &rbad);
+	sroce_test_ok(t, !err &&
+		      wait_for_completion_timeout(&t->sq_drained, 5 * HZ),
+		      "IB_EVENT_SQ_DRAINED once the SEND is acknowledged (%d)",
+		      err);
+	err = err ?: sroce_test_poll(cqa, &wc);
+	sroce_test_ok(t, !err && wc.status == IB_WC_SUCCESS,
+		      "the SEND completes (%d, %d)", err, wc.status);
+	err = err ?: sroce_test_poll(cqb, &wc);
+	a.qp_state = IB_QPS_RTS;
+	err = err ?: ib_modify_qp(qa, &a, IB_QP_STATE);
+	sroce_test_rc(t, err, 0, "its receive completes; SQD -> RTS");
+}
+
+/*
  * An MR invalidated in the middle of a peer's RDMA WRITE (IBA 10.6.3.5):
  * once LOCAL_INV has completed, the ULP may reuse the pages, so not one
  * more byte may land in them.  The WRITE of the whole MR (128 packets) and
@@ -1323,6 +1441,9 @@ sroce_test_data(struct sroce_test *t, struct ib_pd *pd,
 	}
 	sroce_test_errors(t, qa, qb, cqa, cqb, mr, a, b, da, db, lkey,
 			  sgid_index);
+	sroce_test_frwr_chain(t, qa, qb, cqa, cqb, mr, a, b, da, lkey,
+			      sgid_index);
+	sroce_test_sqd_rnr(t, qa, qb, cqa, cqb, da, db, lkey, sgid_index);
 	sroce_test_inv_race(t, qa, qb, cqa, cqb, mr, a, b, da, lkey,
 			    sgid_index);
 	sroce_test_lif(t, pd, qa, qb, cqa, cqb, mr, a, b, da, sgid_index);
