@@ -172,7 +172,14 @@ static void sroce_comp_progress(struct sroce_qp *qp)
 		sroce_win_busy(qp, false);
 }
 
-/* Mark WQEs up to and including PSN @psn acknowledged (cumulative ACK). */
+/*
+ * Mark WQEs up to and including PSN @psn acknowledged (cumulative ACK).
+ *
+ * @psn is compared with PSNs the window keeps near it (a WQE's last PSN,
+ * the next response a read waits for), never with a WQE's first PSN: a
+ * message of 2^23 packets (2 GiB at MTU 256) spans half the PSN space,
+ * where the difference from its first PSN reads backwards.
+ */
 static void sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 {
 	u32 idx, next = sroce_psn_add(psn, 1);
@@ -180,10 +187,6 @@ static void sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 	bool progress = false, lost = false;
 
 	for (idx = qp->sq.head; (wqe = sroce_sq_next_sent(qp, &idx)); idx++) {
-		u32 last;
-
-		if (sroce_psn_diff(psn, wqe->first_psn) < 0)
-			break;
 		if (sroce_wqe_is_rd_op(wqe->opcode)) {
 			/*
 			 * Only its responses complete a read or atomic, and
@@ -200,13 +203,11 @@ static void sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 			}
 			break;
 		}
-		last = sroce_psn_add(wqe->first_psn, wqe->npkts - 1);
-		if (sroce_psn_diff(psn, last) >= 0) {
-			wqe->state = SROCE_WQE_DONE;
-			progress = true;
-		} else {
+		if (sroce_psn_diff(psn, sroce_psn_add(wqe->first_psn,
+						      wqe->npkts - 1)) < 0)
 			break;
-		}
+		wqe->state = SROCE_WQE_DONE;
+		progress = true;
 	}
 	if (sroce_psn_diff(next, qp->comp.psn) > 0) {
 		qp->comp.psn = next;
@@ -227,11 +228,12 @@ static struct sroce_send_wqe *sroce_comp_wqe(struct sroce_qp *qp, u32 psn)
 	u32 idx;
 
 	for (idx = qp->sq.head; (wqe = sroce_sq_next_sent(qp, &idx)); idx++) {
-		if (sroce_psn_diff(psn, wqe->first_psn) >= 0 &&
-		    sroce_psn_diff(psn, wqe->first_psn) < wqe->npkts)
-			return wqe;
-		if (sroce_psn_diff(psn, wqe->first_psn) < 0)
-			break;
+		/* From its last PSN first, as in sroce_comp_ack(). */
+		u32 last = sroce_psn_add(wqe->first_psn, wqe->npkts - 1);
+
+		if (sroce_psn_diff(psn, last) <= 0)
+			return sroce_psn_diff(psn, wqe->first_psn) >= 0 ?
+			       wqe : NULL;
 	}
 	return NULL;
 }
