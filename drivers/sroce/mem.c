@@ -217,6 +217,9 @@ int sroce_mr_access(struct sroce_mr *mr, u32 key,
 	if (mr->kind == SROCE_MR_MW)
 		return sroce_mw_copy(mr, key, rqp, access, va, buf, len,
 				     to_mr);
+	/* A re-registration may have moved it to another PD (mr.c). */
+	if (rqp && READ_ONCE(mr->ibmr.pd) != rqp->ibqp.pd)
+		return -EACCES;
 	spin_lock_irqsave(&mr->lock, flags);
 	err = sroce_mr_check_copy(mr, key, !!rqp, access, va, buf, len,
 				  to_mr);

@@ -110,6 +110,13 @@ static int sroce_parse(struct sroce_pkt *pkt, u32 len)
 	pkt->paylen = len - hlen - pkt->pad - SROCE_ICRC_LEN;
 	if (pkt->paylen && !(pkt->info & SROCE_F_PAYLOAD))
 		return -EINVAL;
+	/*
+	 * A packet carries at most one path MTU of payload, and no IB MTU is
+	 * above 4096: a larger datagram (IP reassembled it) is malformed.
+	 * The responder checks its QP's own path MTU.
+	 */
+	if (pkt->paylen > ib_mtu_enum_to_int(IB_MTU_4096))
+		return -EINVAL;
 	pkt->ext = pkt->hdr + sizeof(struct sroce_bth);
 	pkt->payload = pkt->hdr + hlen;
 	pkt->qpn = be32_to_cpu(pkt->bth->qpn) & SROCE_QPN_MASK;

@@ -27,6 +27,7 @@
 #include <linux/if_vlan.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 
 #include "sroce.h"
@@ -794,7 +795,9 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		resp->offset = 0;
 		resp->cur = SROCE_MSG_SEND;
 	}
-	if (!(pkt->info & SROCE_F_LAST) && pkt->paylen != qp->mtu)
+	/* FIRST and MIDDLE carry the path MTU exactly, no packet more. */
+	if (pkt->paylen > qp->mtu ||
+	    (!(pkt->info & SROCE_F_LAST) && pkt->paylen != qp->mtu))
 		goto inv_req;
 	err = sroce_sge_copy(qp, resp->wqe->sge, resp->wqe->num_sge,
 			     resp->offset, pkt->payload, pkt->paylen, true);
@@ -833,7 +836,7 @@ inv_req:
 	resp->cur = SROCE_MSG_NONE;
 	pkt->failed = true;
 	if (!rc) {
-		/* UC: a FIRST or MIDDLE short of the MTU; dropped, as above. */
+		/* UC: a packet not of the MTU's length; dropped, as above. */
 		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_BAD_HDR);
 		return;
 	}
@@ -864,6 +867,9 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	    !sroce_resp_get_wqe(qp)) {
 		if (rc)
 			sroce_resp_rnr_nak(qp, pkt->psn);
+		else
+			sroce_count(to_sdev(qp->ibqp.device),
+				    SROCE_CNT_UD_DROP);
 		pkt->rnr = true;
 		return;
 	}
@@ -892,7 +898,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		}
 		resp->cur = SROCE_MSG_WRITE;
 	}
-	if (pkt->paylen > resp->resid ||
+	if (pkt->paylen > resp->resid || pkt->paylen > qp->mtu ||
 	    (!(pkt->info & SROCE_F_LAST) && pkt->paylen != qp->mtu) ||
 	    ((pkt->info & SROCE_F_LAST) && pkt->paylen != resp->resid))
 		goto inv_req;
@@ -927,6 +933,8 @@ access:
 	pkt->failed = true;
 	if (rc)
 		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_REM_ACCESS);
+	else
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_UC_DROP);
 	return;
 inv_req:
 	sroce_resp_drop_write(qp);
@@ -934,6 +942,8 @@ inv_req:
 	pkt->failed = true;
 	if (rc)
 		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
+	else
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_UC_DROP);
 }
 
 /* RC and UC requests. */
@@ -987,6 +997,7 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 			return;
 		}
 		/* UC: a message that lost its start is dropped. */
+		sroce_count(sdev, SROCE_CNT_RX_UC_DROP);
 		sroce_resp_drop_write(qp);
 		resp->cur = SROCE_MSG_NONE;
 		resp->epsn = sroce_psn_add(pkt->psn, 1);
@@ -1031,6 +1042,26 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	}
 }
 
+/*
+ * Is @pkt's destination one of the device's GIDs?  The IP stack takes a
+ * datagram to any of the host's addresses on any of its netdevs; the
+ * port takes one to its own GIDs only (the packet checks of IBA 9.6.1 on
+ * the GRH's DGID; rdma_rxe's rxe_chk_dgid() too).  A connected QP compares with its own GID instead
+ * (sroce_pkt_from_peer()).
+ */
+static bool sroce_dgid_ours(struct sroce_dev *sdev,
+			    const struct sroce_pkt *pkt)
+{
+	const struct ib_gid_attr *attr;
+
+	attr = rdma_find_gid_by_port(&sdev->ibdev, &pkt->dgid,
+				     IB_GID_TYPE_ROCE_UDP_ENCAP, 1, NULL);
+	if (IS_ERR(attr))
+		return false;
+	rdma_put_gid_attr(attr);
+	return true;
+}
+
 /* UD and GSI receives (IBA 9.8.4, 10.2.5). */
 static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
@@ -1044,6 +1075,10 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	u8 grh[40] = {};
 	int err;
 
+	if (pkt->qpn != SROCE_QPN_MCAST && !sroce_dgid_ours(sdev, pkt)) {
+		sroce_count(sdev, SROCE_CNT_RX_BAD_HDR);
+		return;
+	}
 	/* IBA 10.2.5: a Q_Key that is not the QP's is silently dropped. */
 	if (be32_to_cpu(deth->qkey) != qp->attr.qkey) {
 		sroce_count(sdev, SROCE_CNT_RX_BAD_QKEY);
@@ -1058,6 +1093,14 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	 * no connection of the CM) gets through.
 	 */
 	if (qp->ibqp.qp_type == IB_QPT_GSI && pkt->paylen > IB_MGMT_MAD_SIZE) {
+		sroce_count(sdev, SROCE_CNT_RX_BAD_HDR);
+		return;
+	}
+	/*
+	 * A datagram is one packet of at most the path MTU, which for UD is
+	 * the port's (IBA 9.8.3.1; our requester refuses a longer one).
+	 */
+	if (pkt->paylen > sroce_port_mtu(sdev)) {
 		sroce_count(sdev, SROCE_CNT_RX_BAD_HDR);
 		return;
 	}
@@ -1135,8 +1178,11 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	lockdep_assert_held(&qp->lock);
-	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR)
+	/* The state changed since sroce_rcv() looked, without the lock. */
+	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR) {
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_BAD_STATE);
 		return;
+	}
 	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)
 		sroce_resp_ud(qp, pkt);
 	else if (sroce_pkt_from_peer(qp, pkt))
