@@ -929,6 +929,7 @@ int sroce_net_init(void)
 		sroce_crc_tfm = NULL;
 	}
 	sroce_crc_choose();
+	sroce_copy_choose();
 	return 0;
 }
 

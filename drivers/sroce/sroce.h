@@ -1212,6 +1212,7 @@ struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, bool remote,
 				 int access, u64 va, u64 len);
 int sroce_mr_frags(struct sroce_mr *mr, u32 key, u64 va, u32 len,
 		   struct sk_buff *skb);
+void sroce_copy_choose(void);
 int sroce_mr_access(struct sroce_mr *mr, u32 key,
 		    const struct sroce_qp *rqp, int access, u64 va, void *buf,
 		    u32 len, bool to_mr);
