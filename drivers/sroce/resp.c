@@ -854,9 +854,11 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	 * The QP's access rights before its resources (the responder's order
 	 * of checks, IBA 9.7.5.1; rdma_rxe's too): an RNR NAK here would make
 	 * the requester retry, for ever with rnr_retry 7, what must fail.
+	 * Every packet of the message, not only its first: a Modify QP in RTS
+	 * may take remote write away while a WRITE is half done, and the rest
+	 * of it must not land (rdma_rxe's check_op_valid() runs per packet).
 	 */
-	if ((pkt->info & SROCE_F_FIRST) &&
-	    !(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
 		goto access;
 	/*
 	 * IBA 9.7.5.2.8: an immediate needs a receive WQE.  Without one the
@@ -887,8 +889,6 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		resp->resid = len;
 		resp->wlen = len;
 		sroce_resp_drop_write(qp);
-		if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
-			goto access;
 		if (len) {
 			resp->mr = sroce_mr_lookup(qp, resp->rkey, true,
 						   IB_ACCESS_REMOTE_WRITE,

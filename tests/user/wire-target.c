@@ -34,6 +34,7 @@
  *   destroy QP                   ibv_destroy_qp, timed
  *   error QP                     move QP to the Error state
  *   reconnect QP [RQ_PSN SQ_PSN] RESET -> INIT -> RTR -> RTS again
+ *   access QP FLAGS              RTS -> RTS with these remote access flags
  *   quit                         destroy everything, exit 0
  *
  * Every wait is bounded: poll by its MS (at most 60 s); the rest are verbs
@@ -661,6 +662,19 @@ static void cmd_error(struct tqp *t)
 	printf("{\"ok\": %s, \"rc\": %d}\n", err ? "false" : "true", err);
 }
 
+/* The QP's remote access rights, changed in RTS (RTS to RTS). */
+static void cmd_access(struct tqp *t, const char *flags)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTS,
+		.qp_access_flags = flags ? strtoul(flags, NULL, 0) : 0,
+	};
+	int err;
+
+	err = ibv_modify_qp(t->qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS);
+	printf("{\"ok\": %s, \"rc\": %d}\n", err ? "false" : "true", err);
+}
+
 static void cmd_reconnect(struct tqp *t, char **arg)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
@@ -749,6 +763,8 @@ static int command(char *line)
 		cmd_error(t);
 	else if (!strcmp(w[0], "reconnect"))
 		cmd_reconnect(t, w + 2);
+	else if (!strcmp(w[0], "access"))
+		cmd_access(t, w[2]);
 	else
 		fail("unknown command: ", w[0]);
 	return 1;

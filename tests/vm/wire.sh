@@ -43,6 +43,8 @@
 #   uc_hostile  UC: a PSN far ahead does not stall the QP; a SEND too long
 #               for its receive, or a FIRST short of the MTU, is dropped
 #               and counted, the WQE takes the next message
+#   access      remote write taken away (RTS to RTS) mid-WRITE: the rest
+#               does not land (RC: NAK, QP to Error; UC: counted drop)
 . tests/lib/vm.sh
 
 REGRESS="$SROCE_SRC/tools/fuzz/wire-regress"
@@ -70,7 +72,7 @@ fake_peer_up
 before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
-	 atomic_write atomic_replay gsi dup_read uc_hostile; do
+	 atomic_write atomic_replay gsi dup_read uc_hostile access; do
 	scenario "$s"
 done
 

@@ -130,6 +130,10 @@ class Target:
     def error(self, qp):
         return self.checked('error %s' % qp)
 
+    def access(self, qp, flags):
+        """The QP's remote access flags (IBV_ACCESS_*), set in RTS."""
+        return self.checked('access %s %d' % (qp, flags))
+
     def reconnect(self, qp, rq_psn=None, sq_psn=None):
         line = 'reconnect %s' % qp
         if rq_psn is not None:
