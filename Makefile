@@ -88,7 +88,7 @@ provider: $(PROVIDER) $(BUILD)/tests/sroce_objects $(BUILD)/tests/sroce_integrit
 # User-space test programs (libibverbs), run inside the VMs.
 $(BUILD)/tests/sroce_objects: tests/user/objects.c tests/user/common.h tests/user/tap.h
 	@mkdir -p $(BUILD)/tests
-	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs
+	$(CC) $(PROVIDER_CFLAGS) -o $@ $< -libverbs -lpthread
 
 $(BUILD)/tests/sroce_integrity: tests/user/integrity.c tests/user/tap.h
 	@mkdir -p $(BUILD)/tests

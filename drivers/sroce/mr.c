@@ -253,6 +253,8 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 {
 	struct sroce_mr *mr = to_smr(ibmr);
 	unsigned long irqflags;
+	struct ib_mr *new;
+	bool bound;
 	int err;
 
 	err = sroce_udata_none(udata);
@@ -271,8 +273,6 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		return ERR_PTR(err);
 	if (!(flags & IB_MR_REREG_TRANS) &&
 	    (mr->umem->writable || !(access & IB_ACCESS_LOCAL_WRITE))) {
-		bool bound;
-
 		/*
 		 * A bind counts itself under this lock (mw.c), from the
 		 * mapped SQ without any uverbs lock: the check above may be
@@ -290,7 +290,27 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		length = ibmr->length;
 		iova = ibmr->iova;
 	}
-	return sroce_reg_user_mr(ibpd, start, length, iova, access, udata);
+	/*
+	 * The new MR takes this one's place and ib_core deregisters this
+	 * one; a bind from the mapped SQ between our check and that dereg
+	 * would make it fail (-EBUSY), and ib_core would keep the old MR
+	 * until the context closes.  Closed to binds first, under the lock
+	 * binds count themselves under; opened again if this fails.
+	 */
+	spin_lock_irqsave(&mr->lock, irqflags);
+	bound = atomic_read(&mr->nr_mw);
+	if (!bound)
+		mr->replacing = true;
+	spin_unlock_irqrestore(&mr->lock, irqflags);
+	if (bound)
+		return ERR_PTR(-EBUSY);
+	new = sroce_reg_user_mr(ibpd, start, length, iova, access, udata);
+	if (IS_ERR(new)) {
+		spin_lock_irqsave(&mr->lock, irqflags);
+		mr->replacing = false;
+		spin_unlock_irqrestore(&mr->lock, irqflags);
+	}
+	return new;
 }
 
 /**

@@ -126,7 +126,7 @@ static struct sroce_mr *sroce_bind_mr(struct sroce_qp *qp, u32 lkey,
 		return NULL;
 	}
 	spin_lock_irqsave(&mr->lock, flags);
-	ok = !mr->dead && mr->key == lkey &&
+	ok = !mr->dead && !mr->replacing && mr->key == lkey &&
 	     (mr->access & IB_ACCESS_MW_BIND) &&
 	     (!(access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) ||
 	      (mr->access & IB_ACCESS_LOCAL_WRITE)) &&

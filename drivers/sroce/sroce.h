@@ -429,6 +429,10 @@ enum sroce_mr_kind {
  *         windows: bound (ibmr.iova and ibmr.length are the bound range)
  * @dead: deregistered: every later access fails; the last holder frees
  * @nr_mw: MRs: windows bound to it (dereg and rereg refuse while any is)
+ * @replacing: user MRs: a rereg is registering a new translation to take
+ *             its place, and a bind to it fails from then on (ib_core
+ *             deregisters it after; a window bound meanwhile would make
+ *             that dereg fail and leave this MR, keys and all)
  * @mw_type: windows: IB_MW_TYPE_1 or IB_MW_TYPE_2 (type 2B)
  * @mw_qpn: bound type 2 windows: the only QP they may be used through
  * @bound: bound windows: the MR, with a reference
@@ -458,6 +462,7 @@ struct sroce_mr {
 	bool valid;
 	bool dead;
 	atomic_t nr_mw;
+	bool replacing;
 	u8 mw_type;
 	u32 mw_qpn;
 	struct sroce_mr *bound;

@@ -10,10 +10,12 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/mman.h>
@@ -726,6 +728,143 @@ static int bind_status(struct ibv_pd *pd, struct ibv_cq *cq, int sgid,
 	if (qp)
 		ibv_destroy_qp(qp);
 	return st;
+}
+
+/*
+ * ibv_rereg_mr with a new translation racing binds to the same MR.  The
+ * new MR takes the old one's place and ib_core then deregisters the old
+ * one; a window bound to the old one in between made that dereg fail, and
+ * the old MR (keys, pinned pages, PD reference) stayed until the context
+ * closed: its PD could not be freed.  A thread binds a type 2 window to
+ * the MR through its current lkey and invalidates it, over and over
+ * (resetting its QP after a bind that failed), while this one registers
+ * the MR again over two buffers in turn.
+ */
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct bind_race {
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	int sgid;
+	union ibv_gid *gid;
+	int stop;
+	int binds, failed, resets;
+};
+
+static int race_post(struct bind_race *r, int bind, uint32_t rkey)
+{
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(r->qp);
+	struct ibv_mw_bind_info bi = {
+		.mr = r->mr, .addr = (uintptr_t)r->mr->addr, .length = 4096,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	struct ibv_wc wc;
+
+	ibv_wr_start(x);
+	x->wr_id = bind;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	if (bind)
+		ibv_wr_bind_mw(x, r->mw, rkey, &bi);
+	else
+		ibv_wr_local_inv(x, rkey);
+	if (ibv_wr_complete(x) || !poll_wc(r->cq, &wc))
+		return -1;
+	return wc.status;
+}
+
+static void *race_binder(void *arg)
+{
+	struct bind_race *r = arg;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	uint32_t rkey = r->mw->rkey;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		rkey = ibv_inc_rkey(rkey);
+		if (race_post(r, 1, rkey) == IBV_WC_SUCCESS) {
+			r->binds++;
+			if (race_post(r, 0, rkey) == IBV_WC_SUCCESS)
+				continue;
+		}
+		r->failed++;
+		/* A failed WR moved the QP to Error: start it again. */
+		if (ibv_modify_qp(r->qp, &a, IBV_QP_STATE) ||
+		    to_rts(r->qp, r->sgid, r->gid))
+			break;
+		r->resets++;
+	}
+	return NULL;
+}
+
+static void rereg_bind_race(struct ibv_context *ctx, int sgid,
+			    union ibv_gid *gid)
+{
+	static char bufs[2][16384] __attribute__((aligned(4096)));
+	struct ibv_qp_init_attr_ex xa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 2, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_BIND_MW |
+				  IBV_QP_EX_WITH_LOCAL_INV,
+	};
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
+	struct bind_race r = { .sgid = sgid, .gid = gid };
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	int i, ok, rc, done = 0, busy = 0, other = 0;
+	pthread_t th;
+	double t0;
+
+	r.cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	r.mr = pd ? ibv_reg_mr(pd, bufs[0], sizeof(bufs[0]), access) : NULL;
+	r.mw = pd ? ibv_alloc_mw(pd, IBV_MW_TYPE_2) : NULL;
+	xa.pd = pd;
+	xa.send_cq = xa.recv_cq = r.cq;
+	r.qp = r.cq && pd ? ibv_create_qp_ex(ctx, &xa) : NULL;
+	ok = r.mr && r.mw && r.qp && !to_rts(r.qp, sgid, gid) &&
+	     !pthread_create(&th, NULL, race_binder, &r);
+	tap(ok, "rereg/bind race: a PD, an MR, a type 2 window, a QP, a thread");
+	if (!ok)
+		goto out;
+	t0 = now_s();
+	for (i = 1; i <= 2000 && now_s() - t0 < 10; i++) {
+		rc = ibv_rereg_mr(r.mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+				  bufs[i & 1], sizeof(bufs[0]), 0);
+		if (!rc)
+			done++;
+		else if (rc == IBV_REREG_MR_ERR_CMD && errno == EBUSY)
+			busy++;
+		else if (!other++)
+			printf("# rereg: %d, errno %d\n", rc, errno);
+	}
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	printf("# %d reregs: %d done, %d refused (window bound); %d binds, "
+	       "%d failed, %d QP resets, in %.1f s\n", i - 1, done, busy,
+	       r.binds, r.failed, r.resets, now_s() - t0);
+	tap(!other && done && r.binds,
+	    "rereg/bind race: each rereg done or refused with EBUSY, binds "
+	    "done between (%d other)", other);
+out:
+	if (r.mw)
+		ibv_dealloc_mw(r.mw);
+	if (r.qp)
+		ibv_destroy_qp(r.qp);
+	if (r.mr)
+		ibv_dereg_mr(r.mr);
+	if (r.cq)
+		ibv_destroy_cq(r.cq);
+	rc = pd ? ibv_dealloc_pd(pd) : -1;
+	tap(!rc, "rereg/bind race: the PD is free after it: no replaced MR "
+	    "was kept (%d)", rc);
 }
 
 /*
@@ -1584,6 +1723,9 @@ int main(int argc, char **argv)
 	rereg(ctx, pd, cq, sgid, &gid);
 	windows(ctx, pd, sgid, &gid, !getenv("SROCE_MAPPED") ||
 		strcmp(getenv("SROCE_MAPPED"), "0"));
+	/* Binds are posted WRs: only on the mapped SQ. */
+	if (!getenv("SROCE_MAPPED") || strcmp(getenv("SROCE_MAPPED"), "0"))
+		rereg_bind_race(ctx, sgid, &gid);
 	/* Once is enough: the command is the same with and without maps. */
 	if (!getenv("SROCE_MAPPED") || strcmp(getenv("SROCE_MAPPED"), "0"))
 		mw_fill(pd, dattr.orig_attr.max_mw);
