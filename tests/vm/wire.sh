@@ -45,6 +45,9 @@
 #               and counted, the WQE takes the next message
 #   access      remote write taken away (RTS to RTS) mid-WRITE: the rest
 #               does not land (RC: NAK, QP to Error; UC: counted drop)
+#   ud_dgid     (sroce1 on a veth pair) a UD datagram that arrives on the
+#               bound netdev for another of the host's addresses: dropped
+#               and counted; one to the device's own address received
 . tests/lib/vm.sh
 
 REGRESS="$SROCE_SRC/tools/fuzz/wire-regress"
@@ -75,6 +78,22 @@ for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_tra
 	 atomic_write atomic_replay gsi dup_read uc_hostile access; do
 	scenario "$s"
 done
+
+# ud_dgid: a second device on a veth pair whose other end is in a
+# namespace, and an address of the host on no bound netdev.
+ip netns add far && ip link add vda type veth peer name vdb netns far &&
+	ip address add 10.78.0.1/24 dev vda && ip link set vda up &&
+	ip -n far address add 10.78.0.2/24 dev vdb && ip -n far link set vdb up &&
+	ip -n far route add 10.79.0.0/24 via 10.78.0.1 &&
+	ip link add dummy0 type dummy && ip address add 10.79.0.1/24 dev dummy0 &&
+	ip link set dummy0 up
+ok $? "ud_dgid: namespace far, veth vda-vdb, 10.79.0.1 on dummy0"
+check "rdma link add sroce1 on vda" rdma link add sroce1 type sroce netdev vda
+check "sroce1 has the GID of 10.78.0.1" \
+	wait_for 10 sroce_gid "$(gid4_tail 10.78.0.1)" sroce1
+scenario ud_dgid
+check "rdma link delete sroce1" rdma link delete sroce1
+ip netns del far; ip link del dummy0
 
 rdma statistic show link sroce0/1 | tr -s ' ' '\n' | paste -d= - - | tr '\n' ' ' | sed 's/^/# /'
 echo
