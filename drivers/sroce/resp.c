@@ -211,8 +211,10 @@ static bool sroce_resp_get_wqe(struct sroce_qp *qp)
 	/*
 	 * IBA 10.2.9.3: the limit event fires once, then is disarmed; it is
 	 * delivered when qp->lock is released (sroce_qp_deliver_events()).
+	 * A mapped SRQ counts what its ring holds too, not only the last
+	 * look's worth.
 	 */
-	if (srq && srq->limit && q->tail - q->head < srq->limit) {
+	if (srq && srq->limit && sroce_rq_posted(q) < srq->limit) {
 		srq->limit = 0;
 		WRITE_ONCE(srq->limit_due, true);
 	}

@@ -1234,6 +1234,7 @@ void sroce_uring_publish(struct sroce_queue *q);
 void sroce_uring_reset(struct sroce_queue *q, bool doorbell, bool drop);
 bool sroce_uring_flush_one(struct sroce_queue *q, u64 *wr_id);
 u32 sroce_rq_pull(struct sroce_queue *q);
+u32 sroce_rq_posted(struct sroce_queue *q);
 u32 sroce_sq_pull(struct sroce_qp *qp, int max);
 u32 sroce_sq_take(struct sroce_qp *qp, int budget);
 bool sroce_sq_idle(struct sroce_qp *qp);

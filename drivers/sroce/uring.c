@@ -207,6 +207,24 @@ u32 sroce_rq_pull(struct sroce_queue *q)
 	return n;
 }
 
+/**
+ * sroce_rq_posted - receive WQEs a queue holds for the responder
+ * @q: an RQ or SRQ, with @q->lock held
+ *
+ * Those taken in and, for a mapped queue, those the process published and
+ * no look has taken yet (sroce_rq_pull() takes at most
+ * SROCE_UR_PULL_MAX at a time), at most the queue's size.  What the SRQ
+ * limit (IBA 10.2.9.3) compares with: the WQEs posted, not the last look.
+ *
+ * Return: the count.
+ */
+u32 sroce_rq_posted(struct sroce_queue *q)
+{
+	u32 n = q->tail - q->head;
+
+	return q->ring ? n + sroce_uring_avail(q, q->size) : n;
+}
+
 /* An SQ entry that is no valid WR: it completes in error, nothing else. */
 /*
  * A WQE filled here rather than by sroce_wqe_fill(): nothing of the
