@@ -306,8 +306,13 @@ static void sroce_srq_deliver(struct sroce_srq *srq)
 		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
 }
 
-/* What the engine noted for a QP's CQs and SRQ (no lock of ours held). */
-static void sroce_qp_deliver_shared(struct sroce_qp *qp)
+/*
+ * What the engine noted for the consumers a QP shares with others: its
+ * CQs' notifications and overruns, its SRQ's limit.  Also for a QP being
+ * destroyed (its own events are not delivered): those consumers outlive
+ * it.  The caller holds no lock of ours.
+ */
+void sroce_qp_deliver_shared(struct sroce_qp *qp)
 {
 	struct ib_qp *ibqp = &qp->ibqp;
 
@@ -640,6 +645,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_lock_bh(&qp->lock);
 	WRITE_ONCE(qp->dead, true);	/* no timers, no kicks from here on */
 	sroce_qp_release(qp);
+	sroce_qp_deliver_shared(qp);
 	sroce_mcast_detach_all(qp);
 	sroce_pool_remove(&sdev->qp_pool, qp->elem);
 	del_timer_sync(&qp->retry_timer);

@@ -710,6 +710,8 @@ void sroce_tx_work(struct work_struct *work)
 		 */
 		sroce_qp_release(qp);
 		sroce_qp_tx_flush(qp);
+		/* What those packets completed: the CQs outlive the QP. */
+		sroce_qp_deliver_shared(qp);
 		return;
 	}
 	/* WRs posted while a flush ran are flushed here, in order. */

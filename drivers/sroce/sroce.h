@@ -1145,6 +1145,7 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 void sroce_qp_error(struct sroce_qp *qp);
 void sroce_qp_deliver_events(struct sroce_qp *qp);
+void sroce_qp_deliver_shared(struct sroce_qp *qp);
 
 /* mcast.c - multicast groups */
 int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid);
