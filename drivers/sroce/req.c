@@ -480,12 +480,19 @@ static bool sroce_req_start(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 		/*
 		 * A datagram is one packet of at most the port's MTU as it is
 		 * now, not as it was when the QP was modified: the netdev's
-		 * MTU may have changed since (IBA 9.8.3.1).
+		 * MTU may have changed since (IBA 9.8.3.1).  A longer one is
+		 * not sent and is no error either (C10-93.1.1, as rdma_rxe):
+		 * it completes successfully.  An error would end the QP's
+		 * send side, and QP1's with it: the MAD layer never posts
+		 * receives again on a QP1 that went to Error.
 		 */
 		u32 mtu = sroce_port_mtu(to_sdev(qp->ibqp.device));
 
 		if (!mtu || wqe->length > mtu) {
-			sroce_wqe_done(wqe, IB_WC_LOC_LEN_ERR);
+			ibdev_dbg(qp->ibqp.device,
+				  "QP %u: a %u-byte datagram over the port MTU %u not sent\n",
+				  qp->ibqp.qp_num, wqe->length, mtu);
+			sroce_wqe_done(wqe, IB_WC_SUCCESS);
 			return true;
 		}
 		qp->mtu = mtu;

@@ -1732,7 +1732,7 @@ static int sroce_test_ud_send(struct ib_qp *qp, struct ib_cq *cq,
  * receive gets the 40-byte GRH area (the IPv4 header in its last 20 bytes),
  * IB_WC_GRH, the source QPN and the network header type; a wrong Q_Key is
  * dropped; a WR Q_Key with the high bit set sends the QP's own Q_Key; a
- * message larger than the path MTU is a local length error.
+ * message larger than the port's MTU is not sent, and is no error.
  */
 static noinline_for_stack void
 sroce_test_ud(struct sroce_test *t, struct ib_pd *pd, int sgid_index)
@@ -1825,12 +1825,25 @@ sroce_test_ud(struct sroce_test *t, struct ib_pd *pd, int sgid_index)
 		      "UD: a WR Q_Key with the high bit sends the QP's (%d)",
 		      err);
 
-	/* Larger than the path MTU (IBA 9.8.3.1). */
+	/*
+	 * Larger than the port's MTU (IBA 9.8.3.1): not sent and no error
+	 * (C10-93.1.1).  The receive posted for it takes the next datagram.
+	 */
 	ssge.length = 4096;
-	err = sroce_test_ud_send(qa, cq, ah, qb->qp_num, 0x2222, &ssge, &wc);
-	sroce_test_ok(t, err == -EIO && wc.status == IB_WC_LOC_LEN_ERR,
-		      "UD: a send above the MTU: IB_WC_LOC_LEN_ERR (%d)",
-		      wc.status);
+	err = ib_post_recv(qb, &rwr, NULL) ?:
+	      sroce_test_ud_send(qa, cq, ah, qb->qp_num, 0x2222, &ssge, &wc);
+	msleep(300);
+	sroce_test_ok(t, !err && wc.status == IB_WC_SUCCESS &&
+		      ib_poll_cq(rcq, 1, &wc) == 0,
+		      "UD: a send above the MTU completes, nothing arrives (%d, %d)",
+		      err, wc.status);
+	ssge.length = 256;
+	sroce_test_fill(buf, 256, 5);
+	err = sroce_test_ud_send(qa, cq, ah, qb->qp_num, 0x2222, &ssge, &wc) ?:
+	      sroce_test_poll(rcq, &wc);
+	sroce_test_ok(t, !err && wc.status == IB_WC_SUCCESS && wc.qp == qb &&
+		      sroce_test_same(buf + 4096 + 40, 256, 5),
+		      "UD: ... and the QP sends the next one (%d)", err);
 	sroce_test_mcast(t, qa, qb, sgid_index);
 out:
 	if (!IS_ERR_OR_NULL(ah))

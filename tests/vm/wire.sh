@@ -45,6 +45,8 @@
 #               and counted, the WQE takes the next message
 #   access      remote write taken away (RTS to RTS) mid-WRITE: the rest
 #               does not land (RC: NAK, QP to Error; UC: counted drop)
+#   ud_oversize a UD SEND over the port MTU completes successfully and is
+#               not sent (C10-93.1.1); the QP stays in RTS
 #   ud_dgid     (sroce1 on a veth pair) a UD datagram that arrives on the
 #               bound netdev for another of the host's addresses: dropped
 #               and counted; one to the device's own address received
@@ -75,7 +77,7 @@ fake_peer_up
 before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
-	 atomic_write atomic_replay gsi dup_read uc_hostile access; do
+	 atomic_write atomic_replay gsi dup_read uc_hostile access ud_oversize; do
 	scenario "$s"
 done
 
