@@ -801,8 +801,18 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	if (pkt->paylen > qp->mtu ||
 	    (!(pkt->info & SROCE_F_LAST) && pkt->paylen != qp->mtu))
 		goto inv_req;
-	err = sroce_sge_copy(qp, resp->wqe->sge, resp->wqe->num_sge,
-			     resp->offset, pkt->payload, pkt->paylen, true);
+	/*
+	 * No message is longer than max_msg_sz (2^31): past it the u32
+	 * offset would wrap at 4 GiB and write the receive's start again
+	 * (its SGEs, unlike a send's, may add up to more).  Too long for
+	 * its receive, as a peer that keeps sending MIDDLE packets is.
+	 */
+	if (pkt->paylen > SROCE_MAX_MSG_SIZE - resp->offset)
+		err = -EINVAL;
+	else
+		err = sroce_sge_copy(qp, resp->wqe->sge, resp->wqe->num_sge,
+				     resp->offset, pkt->payload, pkt->paylen,
+				     true);
 	if (err) {
 		sroce_resp_send_fail(qp, pkt, rc, err);
 		return;
