@@ -280,8 +280,16 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		 */
 		spin_lock_irqsave(&mr->lock, irqflags);
 		bound = atomic_read(&mr->nr_mw);
-		if (!bound)
+		if (!bound) {
 			mr->access = access;
+			/*
+			 * ib_core sets the new PD once we return; set here,
+			 * under the lock a bind checks the PD under, no bind
+			 * can pair the old PD with the MR moved to the new.
+			 */
+			if (flags & IB_MR_REREG_PD)
+				WRITE_ONCE(ibmr->pd, ibpd);
+		}
 		spin_unlock_irqrestore(&mr->lock, irqflags);
 		return bound ? ERR_PTR(-EBUSY) : NULL;
 	}

@@ -120,13 +120,14 @@ static struct sroce_mr *sroce_bind_mr(struct sroce_qp *qp, u32 lkey,
 
 	if (!mr)
 		return NULL;
-	if (mr->kind != SROCE_MR_USER ||
-	    READ_ONCE(mr->ibmr.pd) != qp->ibqp.pd) {
+	if (mr->kind != SROCE_MR_USER) {
 		sroce_mr_put(mr);
 		return NULL;
 	}
+	/* The PD under the lock: an in-place rereg moves it under it too. */
 	spin_lock_irqsave(&mr->lock, flags);
 	ok = !mr->dead && !mr->replacing && mr->key == lkey &&
+	     READ_ONCE(mr->ibmr.pd) == qp->ibqp.pd &&
 	     (mr->access & IB_ACCESS_MW_BIND) &&
 	     (!(access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) ||
 	      (mr->access & IB_ACCESS_LOCAL_WRITE)) &&
