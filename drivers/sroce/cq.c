@@ -158,6 +158,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			err = -ENOMEM;
 			goto err_count;
 		}
+		cq->by_uverbs = !!udata;
 	}
 
 	if (udata) {
@@ -307,6 +308,21 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	return 0;
 }
 
+static struct sroce_ghost *to_ghost(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct sroce_ghost, ibqp);
+}
+
+/*
+ * The ghost @qp's completions point to in @cq, a CQ uverbs polls: the
+ * send CQ's [0] or the receive CQ's [1] (the same when they are one CQ).
+ */
+static struct sroce_ghost *sroce_cq_ghost_of(struct sroce_cq *cq,
+					     struct sroce_qp *qp)
+{
+	return qp->ghost[qp->ibqp.send_cq == &cq->ibcq ? 0 : 1];
+}
+
 /* Does the ring hold a completion of @ibqp?  With cq->lock held. */
 static bool sroce_cq_has(struct sroce_cq *cq, struct ib_qp *ibqp)
 {
@@ -330,8 +346,11 @@ static void sroce_cq_drop(struct sroce_cq *cq, struct ib_qp *ibqp,
 	for (i = cq->head; i != cq->tail; i = (i + 1) % (cq->size + 1)) {
 		const struct ib_wc *wc = &cq->queue[i];
 
-		if (wc->qp == ibqp && !(keep_recv && (wc->opcode & IB_WC_RECV)))
+		if (wc->qp == ibqp && !(keep_recv && (wc->opcode & IB_WC_RECV))) {
+			if (cq->by_uverbs)
+				to_ghost(wc->qp)->refs--;
 			continue;
+		}
 		if (n != i)
 			cq->queue[n] = *wc;
 		n = (n + 1) % (cq->size + 1);
@@ -342,14 +361,110 @@ static void sroce_cq_drop(struct sroce_cq *cq, struct ib_qp *ibqp,
 /*
  * Ghosts a CQ keeps in its life, at most.  A ghost cannot be freed before
  * the CQ: a poller may still read the QP number through a completion it
- * took (uverbs does, after the poll, without the CQ's lock).  One ghost
- * serves a later QP of the same number and type, which QP numbers given
- * out in turn make rare.  Past this many, the completions of a destroyed
- * QP are dropped instead.  A consumer that drains a QP before destroying
- * it (ib_drain_qp(), as the kernel's ULPs do) leaves none, and a mapped
+ * took (uverbs does, after the poll, without the CQ's lock).  In a kernel
+ * CQ, one ghost serves a later QP of the same number and type, which QP
+ * numbers given out in turn make rare; past this many, the completions of
+ * a destroyed QP are dropped instead.  A consumer that drains a QP before
+ * destroying it (ib_drain_qp(), as the kernel's ULPs do) leaves none.  In
+ * a CQ uverbs polls, every QP has one (sroce_cq_attach_qp()), reused once
+ * nothing points to it: at most this many QPs share such a CQ.  A mapped
  * CQ needs no ghosts.
  */
 #define SROCE_CQ_MAX_GHOSTS	1024
+
+/*
+ * A ghost for @ibqp in @cq, a CQ uverbs polls.  One that no QP and no
+ * completion points to: of its number if there is one, else a new one,
+ * else any, given the new number (a poller between its poll and its read
+ * of the number may then read the new number: never freed memory).  Not
+ * one a destroyed QP's completions still point to: a reset of the new QP
+ * would remove those with its own (sroce_cq_clean()).
+ * Return: the ghost, or NULL (SROCE_CQ_MAX_GHOSTS in use).
+ */
+static struct sroce_ghost *sroce_cq_ghost_attach(struct sroce_cq *cq,
+						 struct ib_qp *ibqp)
+{
+	struct sroce_ghost *g, *same = NULL, *spare = NULL, *fresh;
+	unsigned long flags;
+
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
+	spin_lock_irqsave(&cq->lock, flags);
+	list_for_each_entry(g, &cq->ghosts, list) {
+		if (g->attached || g->refs)
+			continue;
+		if (g->ibqp.qp_num == ibqp->qp_num) {
+			same = g;
+			break;
+		}
+		if (!spare)
+			spare = g;
+	}
+	g = same;
+	if (!g && fresh && cq->nr_ghosts < SROCE_CQ_MAX_GHOSTS) {
+		g = fresh;
+		fresh = NULL;
+		g->ibqp.device = ibqp->device;
+		list_add(&g->list, &cq->ghosts);
+		cq->nr_ghosts++;
+	}
+	if (!g)
+		g = spare;
+	if (g) {
+		WRITE_ONCE(g->ibqp.qp_num, ibqp->qp_num);
+		g->ibqp.qp_type = ibqp->qp_type;
+		g->attached = true;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	kfree(fresh);
+	return g;
+}
+
+static void sroce_cq_ghost_detach(struct sroce_cq *cq, struct sroce_ghost *g)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	g->attached = false;
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
+/**
+ * sroce_cq_attach_qp - a new QP's ghosts in the CQs uverbs polls
+ * @qp: the QP, its number set, not published yet
+ *
+ * uverbs reads a completion's QP number after the poll has returned it,
+ * without the CQ's lock, where a destroy_qp in another thread may have
+ * freed the QP in between.  In a CQ uverbs polls (not mapped), every
+ * completion therefore points to the QP's ghost, which has its number
+ * and lives as long as the CQ; sroce_cq_forget_qp() lets it go.
+ *
+ * Return: 0, or -ENOMEM (also with SROCE_CQ_MAX_GHOSTS QPs on the CQ, or
+ * their completions, at once).
+ */
+int sroce_cq_attach_qp(struct sroce_qp *qp)
+{
+	struct ib_qp *ibqp = &qp->ibqp;
+	struct sroce_cq *scq = ibqp->send_cq ? to_scq(ibqp->send_cq) : NULL;
+	struct sroce_cq *rcq = ibqp->recv_cq ? to_scq(ibqp->recv_cq) : NULL;
+
+	if (scq && scq->by_uverbs) {
+		qp->ghost[0] = sroce_cq_ghost_attach(scq, ibqp);
+		if (!qp->ghost[0])
+			return -ENOMEM;
+	}
+	if (rcq == scq) {
+		qp->ghost[1] = qp->ghost[0];
+	} else if (rcq && rcq->by_uverbs) {
+		qp->ghost[1] = sroce_cq_ghost_attach(rcq, ibqp);
+		if (!qp->ghost[1]) {
+			if (qp->ghost[0])
+				sroce_cq_ghost_detach(scq, qp->ghost[0]);
+			qp->ghost[0] = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
 
 /* The ghost for @ibqp's number and type, with cq->lock held, or NULL. */
 static struct sroce_ghost *sroce_ghost_find(struct sroce_cq *cq,
@@ -387,6 +502,13 @@ void sroce_cq_forget_qp(struct sroce_cq *cq, struct sroce_qp *qp)
 
 	if (cq->ring)
 		return;		/* its completions hold QP numbers only */
+	if (cq->by_uverbs) {
+		/* Its completions point to its ghost already. */
+		g = sroce_cq_ghost_of(cq, qp);
+		if (g)
+			sroce_cq_ghost_detach(cq, g);
+		return;
+	}
 	spin_lock_irqsave(&cq->lock, flags);
 	n = sroce_cq_has(cq, ibqp);
 	g = n ? sroce_ghost_find(cq, ibqp) : NULL;
@@ -446,7 +568,8 @@ void sroce_cq_clean(struct sroce_cq *cq, struct sroce_qp *qp)
 	if (cq->ring)
 		return;
 	spin_lock_irqsave(&cq->lock, flags);
-	sroce_cq_drop(cq, &qp->ibqp, !!qp->ibqp.srq);
+	sroce_cq_drop(cq, cq->by_uverbs ? &sroce_cq_ghost_of(cq, qp)->ibqp :
+		      &qp->ibqp, !!qp->ibqp.srq);
 	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
@@ -486,7 +609,17 @@ int sroce_cq_complete(struct sroce_cq *cq, const struct ib_wc *wc,
 		/* The completion before the index that shows it. */
 		smp_store_release(&cq->ring->producer, cq->uprod);
 	} else {
-		cq->queue[cq->tail] = *wc;
+		struct ib_wc *slot = &cq->queue[cq->tail];
+
+		*slot = *wc;
+		/* Not the QP itself, which may go before uverbs reads it. */
+		if (cq->by_uverbs) {
+			struct sroce_ghost *g =
+				sroce_cq_ghost_of(cq, to_sqp(wc->qp));
+
+			slot->qp = &g->ibqp;
+			g->refs++;
+		}
 		cq->tail = (cq->tail + 1) % (cq->size + 1);
 	}
 	if (cq->notify == IB_CQ_NEXT_COMP ||
@@ -539,7 +672,10 @@ int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 
 	spin_lock_irqsave(&cq->lock, flags);
 	while (n < num_entries && cq->head != cq->tail) {
-		wc[n++] = cq->queue[cq->head];
+		wc[n] = cq->queue[cq->head];
+		if (cq->by_uverbs)
+			to_ghost(wc[n].qp)->refs--;
+		n++;
 		cq->head = (cq->head + 1) % (cq->size + 1);
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);

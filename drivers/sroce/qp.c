@@ -178,6 +178,12 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_dst;
 	}
 	ibqp->qp_num = qp->elem->id;
+	err = sroce_cq_attach_qp(qp);
+	if (err) {
+		sroce_pool_abort(&sdev->qp_pool, qp->elem);
+		kfree(qp->elem);
+		goto err_dst;
+	}
 	qp->src_port = sroce_src_port(qp->elem->id);
 	qp->ip_id = get_random_u16();
 	init->cap.max_send_wr = qp->sq.size;

@@ -332,8 +332,11 @@ struct sroce_pd {
  * @notify_due: a completion matched @notify: comp_handler is to be called
  * @err_due: the overrun is to be reported (IB_EVENT_CQ_ERR)
  * @ghosts: what the completions of destroyed QPs point to (struct
- *          sroce_ghost, for @queue), freed with the CQ
+ *          sroce_ghost, for @queue), freed with the CQ; with @by_uverbs,
+ *          what every completion points to
  * @nr_ghosts: the length of @ghosts, at most SROCE_CQ_MAX_GHOSTS
+ * @by_uverbs: a user CQ that is not mapped: uverbs polls it and reads a
+ *             completion's QP number after the poll, without the lock
  * @ring: a mapped CQ (sroce-abi.h): the ring user space polls
  * @ts: @ring's completion timestamps, or NULL
  * @uprod: completions written to @ring: ours, not @ring's producer
@@ -352,6 +355,7 @@ struct sroce_cq {
 	bool err_due;
 	struct list_head ghosts;
 	u32 nr_ghosts;
+	bool by_uverbs;
 	struct sroce_cq_ring *ring;
 	u64 *ts;
 	u32 uprod;
@@ -359,12 +363,17 @@ struct sroce_cq {
 };
 
 /*
- * What a completion of a destroyed QP points to while it waits in a CQ:
- * the QP's number and type (sroce_cq_forget_qp()).
+ * What a completion points to instead of its QP, with the QP's number
+ * and type: in a kernel CQ once the QP is destroyed (sroce_cq_forget_qp()),
+ * in a CQ uverbs polls always (sroce_cq_attach_qp()).  Freed with the CQ.
+ * @refs and @attached: the latter kind only, under the CQ's lock: the
+ * completions in the ring that point to it, and whether a live QP does.
  */
 struct sroce_ghost {
 	struct list_head list;
 	struct ib_qp ibqp;
+	u32 refs;
+	bool attached;
 };
 
 /**
@@ -764,6 +773,11 @@ struct sroce_qp {
 	struct sroce_queue sq;
 	struct sroce_queue rq;
 	u32 max_inline;
+	/*
+	 * What its completions point to on a send [0] and receive [1] CQ
+	 * that uverbs polls (struct sroce_cq.by_uverbs), or NULL.
+	 */
+	struct sroce_ghost *ghost[2];
 
 	/*
 	 * Transport engine.  @lock serialises all of one QP's work (no PSN
@@ -1133,6 +1147,7 @@ int sroce_cq_complete(struct sroce_cq *cq, const struct ib_wc *wc,
 		      bool solicited);
 void sroce_cq_deliver(struct sroce_cq *cq);
 void sroce_cq_forget_qp(struct sroce_cq *cq, struct sroce_qp *qp);
+int sroce_cq_attach_qp(struct sroce_qp *qp);
 void sroce_cq_clean(struct sroce_cq *cq, struct sroce_qp *qp);
 
 /* qp.c */

@@ -867,6 +867,149 @@ out:
 	    "was kept (%d)", rc);
 }
 
+/*
+ * A CQ that uverbs polls (not mapped) while another thread destroys QPs
+ * whose flushed completions wait in it: uverbs reads a completion's QP
+ * number after the poll, and once read it from the QP destroy had freed
+ * (a KASAN report on the debug kernel).  Every completion polled must
+ * name one of the QPs made, and each QP's four must all arrive.
+ */
+#define RACE_QPS	300
+
+struct poll_race {
+	struct ibv_cq *cq;
+	uint32_t qpn[RACE_QPS];
+	int made;
+	int stop;
+	int polled, strangers;
+};
+
+static void *race_poller(void *arg)
+{
+	struct poll_race *r = arg;
+	struct ibv_wc wc[8];
+	int n, i, j, made, stop;
+
+	do {
+		stop = __atomic_load_n(&r->stop, __ATOMIC_ACQUIRE);
+		n = ibv_poll_cq(r->cq, 8, wc);
+		/* After the poll: a QP's number is stored before its WRs. */
+		made = __atomic_load_n(&r->made, __ATOMIC_ACQUIRE);
+		for (i = 0; i < n; i++) {
+			for (j = 0; j < made && wc[i].qp_num != r->qpn[j]; j++)
+				;
+			r->strangers += j == made;
+			r->polled++;
+		}
+	} while (n > 0 || !stop);
+	return NULL;
+}
+
+static void poll_destroy_race(struct ibv_context *ctx, struct ibv_pd *pd)
+{
+	static char buf[64];
+	struct ibv_qp_init_attr qi = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_qp_attr e = { .qp_state = IBV_QPS_ERR };
+	struct ibv_sge sge = { (uintptr_t)buf, sizeof(buf), 0 };
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad;
+	struct poll_race r = { 0 };
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+	pthread_t th;
+	int i, j, ok, fails = 0;
+
+	r.cq = ibv_create_cq(ctx, 4 * RACE_QPS, NULL, NULL, 0);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	ok = r.cq && mr && !pthread_create(&th, NULL, race_poller, &r);
+	tap(ok, "poll/destroy race: a CQ polled through uverbs, a poller thread");
+	if (!ok)
+		goto out;
+	sge.lkey = mr->lkey;
+	qi.send_cq = qi.recv_cq = r.cq;
+	for (i = 0; i < RACE_QPS; i++) {
+		qp = ibv_create_qp(pd, &qi);
+		if (!qp) {
+			fails++;
+			continue;
+		}
+		r.qpn[i] = qp->qp_num;
+		__atomic_store_n(&r.made, i + 1, __ATOMIC_RELEASE);
+		if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+			fails++;
+		for (j = 0; j < 4; j++)
+			fails += !!ibv_post_recv(qp, &rwr, &rbad);
+		/* Flushed now: four completions, then the QP goes. */
+		fails += !!ibv_modify_qp(qp, &e, IBV_QP_STATE);
+		fails += !!ibv_destroy_qp(qp);
+	}
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	tap(!fails && r.polled == 4 * RACE_QPS && !r.strangers,
+	    "poll/destroy race: %d QPs, %d of %d completions polled, each of "
+	    "a QP made (%d not; %d calls failed)", RACE_QPS, r.polled,
+	    4 * RACE_QPS, r.strangers, fails);
+out:
+	if (r.cq)
+		ibv_destroy_cq(r.cq);
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+/*
+ * The QPs one CQ that uverbs polls serves at once: 1024 (each has its
+ * ghost there, SROCE_CQ_MAX_GHOSTS); the next create fails with ENOMEM,
+ * and once they are gone as many can be made again.
+ */
+static void ghost_cap(struct ibv_context *ctx, struct ibv_pd *pd)
+{
+	struct ibv_qp_init_attr qi = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp **qp = calloc(1100, sizeof(*qp));
+	int i, n = 0, err = 0, again;
+
+	qi.send_cq = qi.recv_cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	if (!qp || !qi.send_cq) {
+		tap(0, "ghost cap: a CQ");
+		goto out;
+	}
+	for (i = 0; i < 1100; i++) {
+		errno = 0;
+		qp[i] = ibv_create_qp(pd, &qi);
+		if (!qp[i]) {
+			err = errno;
+			break;
+		}
+		n++;
+	}
+	tap(n == 1024 && err == ENOMEM,
+	    "ghost cap: 1024 QPs on one CQ uverbs polls, the next ENOMEM (%d, %d)",
+	    n, err);
+	for (i = 0; i < n; i++)
+		ibv_destroy_qp(qp[i]);
+	for (i = 0, again = 0; i < 1024; i++) {
+		qp[i] = ibv_create_qp(pd, &qi);
+		again += !!qp[i];
+	}
+	tap(again == 1024, "ghost cap: once they are gone, 1024 again (%d)",
+	    again);
+	for (i = 0; i < 1024; i++)
+		if (qp[i])
+			ibv_destroy_qp(qp[i]);
+out:
+	if (qi.send_cq)
+		ibv_destroy_cq(qi.send_cq);
+	free(qp);
+}
+
 /* The next async event of @ctx within @ms ms: its type, or -1. */
 static int async_event(struct ibv_context *ctx, int ms)
 {
@@ -1841,6 +1984,11 @@ int main(int argc, char **argv)
 		     strcmp(getenv("SROCE_MAPPED"), "0"));
 	rd_resources(pd, &dattr.orig_attr, sgid, &gid);
 	srq_limit(ctx, pd, sgid, &gid);
+	/* uverbs polls the CQ only without the mapping. */
+	if (getenv("SROCE_MAPPED") && !strcmp(getenv("SROCE_MAPPED"), "0")) {
+		poll_destroy_race(ctx, pd);
+		ghost_cap(ctx, pd);
+	}
 	inline_grant(pd, cq, sgid, &gid);
 	/* Pinning a million pages is slow under emulation: once is enough. */
 	if (!getenv("SROCE_MAPPED") || strcmp(getenv("SROCE_MAPPED"), "0"))
