@@ -91,7 +91,8 @@ static bool sroce_mcg_reap(struct sroce_dev *sdev, struct sroce_mcg *mcg,
  * (uverbs filters a user's repeated attach before it gets here.)
  *
  * Return: 0, -EINVAL for a non-multicast GID or a QP that is not UD,
- * -EEXIST if already attached, -ENOMEM past the group or attach limits.
+ * -EEXIST if already attached, -ENOMEM past the group or attach limits,
+ * or dev_mc_add()'s error (the netdev's filter has no room).
  */
 int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid)
 {
@@ -109,6 +110,19 @@ int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid)
 	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
 	if (!fresh)
 		return -ENOMEM;
+	/*
+	 * The netdev's filter entry for the group's MAC, taken before the
+	 * group can exist: a group holds exactly one reference, which its
+	 * last detach drops (two IPv4 groups may share a MAC, and a
+	 * reference never taken must not drop the other's).  Given back
+	 * below when the group was there already or is not made.
+	 */
+	sroce_mcg_mac(mgid, mac);
+	err = dev_mc_add(sdev->ndev, mac);
+	if (err) {
+		kfree(fresh);
+		return err;
+	}
 
 	spin_lock_bh(&sdev->mcg_lock);
 	mcg = sroce_mcg_find(sdev, mgid);
@@ -143,11 +157,8 @@ int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid)
 out:
 	spin_unlock_bh(&sdev->mcg_lock);
 	kfree(fresh);
-	if (added) {
-		sroce_mcg_mac(mgid, mac);
-		if (dev_mc_add(sdev->ndev, mac))
-			ibdev_dbg(&sdev->ibdev, "multicast filter: no room\n");
-	}
+	if (!added)
+		dev_mc_del(sdev->ndev, mac);
 	return err;
 }
 

@@ -1663,6 +1663,7 @@ static void sroce_test_mcast(struct sroce_test *t, struct ib_qp *qa,
 {
 	/* ff0e::77 and its MAC (RFC 2464 7) */
 	union ib_gid mgid = { .raw = { 0xff, 0x0e, [15] = 0x77 } };
+	union ib_gid mgid2 = { .raw = { 0xff, 0x02, [15] = 0x77 } };
 	static const u8 mac[ETH_ALEN] = { 0x33, 0x33, 0, 0, 0, 0x77 };
 	const struct ib_gid_attr *ga = rdma_get_gid_attr(t->dev, 1, sgid_index);
 	struct net_device *ndev;
@@ -1692,7 +1693,12 @@ static void sroce_test_mcast(struct sroce_test *t, struct ib_qp *qa,
 		      "mcast: one QP detached, the group stays (%d)", err);
 	sroce_test_rc(t, ib_detach_mcast(qa, &mgid, 0), -EINVAL,
 		      "mcast: detach of a QP not attached");
-	err = ib_detach_mcast(qb, &mgid, 0);
+	/* ff02::77: another group, the same MAC; each holds its entry. */
+	err = ib_attach_mcast(qa, &mgid2, 0) ?: ib_detach_mcast(qb, &mgid, 0);
+	sroce_test_ok(t, !err && sroce_test_mc_listed(ndev, mac),
+		      "mcast: a group of the same MAC keeps it in the filter when the first goes (%d)",
+		      err);
+	err = ib_detach_mcast(qa, &mgid2, 0);
 	sroce_test_ok(t, !err && !sroce_test_mc_listed(ndev, mac),
 		      "mcast: last QP detached, the MAC out of the filter (%d)",
 		      err);
