@@ -478,12 +478,13 @@ static bool sroce_loop_drain(int budget)
 		local_bh_disable();
 		rcu_read_lock();
 		sdev = sroce_rcv_dev(skb, ipv4);
-		if (sdev) {
+		/* Its own namespace only, as sroce_encap_rcv(). */
+		if (sdev && net_eq(dev_net(lo), sdev->sn->net))
 			sroce_rcv(sdev, skb, ipv4);
-			ib_device_put(&sdev->ibdev);
-		} else {
+		else
 			kfree_skb(skb);
-		}
+		if (sdev)
+			ib_device_put(&sdev->ibdev);
 		rcu_read_unlock();
 		local_bh_enable();
 		dev_put(lo);
