@@ -82,6 +82,7 @@ int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
 {
 	struct sroce_dev *sdev;
 	struct sroce_net *sn;
+	struct net *net;
 	int err;
 
 	if (ndev->type != ARPHRD_ETHER || (ndev->flags & IFF_LOOPBACK)) {
@@ -91,9 +92,17 @@ int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
 	}
 	/*
 	 * UDP 4791 of the netdev's namespace, opened by its first device;
-	 * dealloc_driver puts it.
+	 * dealloc_driver puts it.  The netdev does not keep its namespace:
+	 * read under RTNL (which orders namespace moves) and held until the
+	 * device holds the sockets (the namespace's exit waits for those).
 	 */
-	sn = sroce_net_get(dev_net(ndev));
+	rtnl_lock();
+	net = maybe_get_net(dev_net(ndev));
+	rtnl_unlock();
+	if (!net)
+		return -ENODEV;
+	sn = sroce_net_get(net);
+	put_net(net);
 	if (IS_ERR(sn))
 		return PTR_ERR(sn);
 	sdev = ib_alloc_device(sroce_dev, ibdev);
@@ -124,9 +133,17 @@ int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
 	list_add_tail(&sdev->list, &sroce_dev_list);
 	spin_unlock(&sroce_dev_lock);
 
+	/*
+	 * Once registered, the device is an "rdma link delete" away from
+	 * being freed, before ib_register_device() has even returned: the
+	 * memory is held for what follows, and the device itself only if
+	 * nobody is unregistering it yet (ib_device_try_get()).
+	 */
+	get_device(&sdev->ibdev.dev);
 	err = sroce_register_device(sdev, ibdev_name);
 	if (err) {
 		ib_dealloc_device(&sdev->ibdev);
+		put_device(&sdev->ibdev.dev);
 		return err;
 	}
 
@@ -138,6 +155,12 @@ int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
 	 * netdev is going and back out ourselves.
 	 */
 	rtnl_lock();
+	if (!ib_device_try_get(&sdev->ibdev)) {
+		/* Deleted already; its unregistration undoes the rest. */
+		rtnl_unlock();
+		put_device(&sdev->ibdev.dev);
+		return -ENODEV;
+	}
 	if (ndev->reg_state == NETREG_REGISTERED &&
 	    net_eq(dev_net(ndev), sn->net)) {
 		spin_lock(&sroce_dev_lock);
@@ -145,10 +168,14 @@ int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
 		spin_unlock(&sroce_dev_lock);
 		sroce_port_event(sdev);
 		rtnl_unlock();
+		ib_device_put(&sdev->ibdev);
+		put_device(&sdev->ibdev.dev);
 		return 0;
 	}
 	rtnl_unlock();
+	ib_device_put(&sdev->ibdev);
 	ib_unregister_device(&sdev->ibdev);
+	put_device(&sdev->ibdev.dev);
 	return -ENODEV;
 }
 
@@ -199,31 +226,6 @@ static struct rdma_link_ops sroce_link_ops = {
 	.type = SROCE_DRV_NAME,
 	.newlink = sroce_add_link,
 };
-
-/*
- * Unregister every device still on our list.  ib_unregister_device() is a
- * fence: if a queued unregistration of the same device is running, it waits
- * for it.  Each device leaves the list in its dealloc_driver op, so the loop
- * ends once all are gone.  get_device() keeps the memory while we drop the
- * lock; it is valid to take because the device is still on the list.
- */
-static void sroce_unregister_all(void)
-{
-	struct sroce_dev *sdev;
-
-	for (;;) {
-		spin_lock(&sroce_dev_lock);
-		sdev = list_first_entry_or_null(&sroce_dev_list,
-						struct sroce_dev, list);
-		if (sdev)
-			get_device(&sdev->ibdev.dev);
-		spin_unlock(&sroce_dev_lock);
-		if (!sdev)
-			break;
-		ib_unregister_device(&sdev->ibdev);
-		put_device(&sdev->ibdev.dev);
-	}
-}
 
 /*
  * /sys/kernel/debug/sroce/objects: the live-object counters, all devices
@@ -309,9 +311,18 @@ static void __exit sroce_exit(void)
 {
 	/* No new devices (waits for a running "rdma link add" to return). */
 	rdma_link_unregister(&sroce_link_ops);
-	/* No new queued unregistrations. */
+	/*
+	 * No new queued unregistrations (its replay of NETDEV_UNREGISTER
+	 * queues one for every device).
+	 */
 	unregister_netdevice_notifier(&sroce_netdev_nb);
-	sroce_unregister_all();
+	/*
+	 * Every device unregistered, and every unregistration that another
+	 * thread runs (rdma link delete, the queued ones) finished: a device
+	 * leaves ib_core's list only after its dealloc_driver op returned,
+	 * the fence before our code may go (ib_core's contract).
+	 */
+	ib_unregister_driver((enum rdma_driver_id)SROCE_DRIVER_ID);
 	debugfs_remove_recursive(sroce_debugfs);
 	/* No device, so no QP and no socket: nothing queues work. */
 	sroce_netns_exit();

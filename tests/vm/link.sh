@@ -5,7 +5,7 @@
 #
 # Device life on one host: load/unload, rdma link add/delete, port state
 # from carrier, MTU, node GUID, GIDs from addresses, two devices, netdev
-# removal, rmmod with devices bound,
+# removal, rdma link add racing rdma link delete, rmmod with devices bound,
 # the GID table filled to its 1024 entries,
 # RC and UD QPs when the netdev's MTU shrinks under them, rdma_rxe loaded
 # beside sroce (UDP 4791 is held only while sroce has a device).
@@ -194,6 +194,25 @@ check_fails "rdma_rxe cannot load while sroce0 exists" modprobe rdma_rxe
 check "rdma link delete sroce0" rdma link delete sroce0
 check "rdma_rxe loads once the last sroce device is gone" modprobe rdma_rxe
 check "rmmod rdma_rxe" rmmod rdma_rxe
+
+# rdma link add racing rdma link delete of the device it makes: a delete
+# can take the device as soon as it registers, before the add returned.
+# 30 rounds; each add returns, and nothing is left.
+ip link add ve type veth peer name vf
+rm -f /tmp/race.stop
+( while [ ! -e /tmp/race.stop ]; do rdma link delete sroceR 2>/dev/null; done ) &
+deleter=$!
+adds=0
+for i in $(seq 30); do
+	timeout 60 rdma link add sroceR type sroce netdev ve 2>/dev/null &&
+		adds=$((adds + 1))
+done
+touch /tmp/race.stop
+wait "$deleter"
+rdma link delete sroceR 2>/dev/null
+diag "add racing delete: $adds of 30 adds returned 0"
+check "add racing delete: no device left" wait_for 10 test ! -e $ib/sroceR
+ip link del ve
 
 # rmmod with devices bound removes them all.
 ip link add vc type veth peer name vd
