@@ -7,8 +7,8 @@
 # regression program tests/user/hostile.c (crafted inline data over SQ
 # slots, zero-length and split SGEs, inline atomics and reads, bad keys,
 # posts racing reset and Error, RNR on RDMA WRITE WITH IMMEDIATE, dereg_mr
-# under a stuck WR), then a short seeded run of the verbs fuzzer
-# (make fuzz-verbs runs it long).  Every object is gone afterwards, and the
+# under a stuck WR), then short seeded runs of the verbs fuzzer, with
+# mapped queues and over the uverbs commands (make fuzz-verbs runs it long).  Every object is gone afterwards, and the
 # console must stay clean (the harness fails any kernel report).
 . tests/lib/vm.sh
 
@@ -40,6 +40,14 @@ RUN_TAP_TIMEOUT=$((300 + ops / 20)) \
 	run_tap fuzz-verbs "$SROCE_SRC/build/tests/sroce_fuzz_verbs" -d sroce0 \
 	-s "$seed" -n "$ops" -t 2
 check "every object the fuzzer made is gone" \
+	wait_for 10 output_is "$before" objects
+# Again over the uverbs commands (no mapped queues): kernel-polled CQs,
+# whose completions point to per-QP ghosts (cq.c).  Another seed.
+diag "fuzz-verbs, SROCE_MAPPED=0: seed $((seed + 1)), $ops operations per thread"
+SROCE_MAPPED=0 RUN_TAP_TIMEOUT=$((300 + ops / 20)) \
+	run_tap fuzz-verbs-cmd "$SROCE_SRC/build/tests/sroce_fuzz_verbs" \
+	-d sroce0 -s "$((seed + 1))" -n "$ops" -t 2
+check "every object the fuzzer made over the commands is gone" \
 	wait_for 10 output_is "$before" objects
 
 # Mapped rings count against RLIMIT_MEMLOCK (drivers/sroce/mmap.c):
