@@ -85,7 +85,8 @@ static bool sroce_wqe_wc(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
  * @qp: the QP, with qp->lock held
  *
  * A WQE that finished in error completes with its status and puts the QP
- * into the Error state, flushing the rest (IBA 10.3.1, 11.6.2).
+ * into the Error state (a UC or UD QP: Send Queue Error), flushing the
+ * rest (IBA 10.3.1, 11.6.2).
  */
 void sroce_comp_run(struct sroce_qp *qp)
 {
@@ -112,13 +113,18 @@ void sroce_comp_run(struct sroce_qp *qp)
 		qp->sq.head++;
 		sroce_uring_publish(&qp->sq);
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
+		if (status != IB_WC_SUCCESS) {
+			/*
+			 * RC: Error; UC, UD: Send Queue Error (10.3.1).  The
+			 * completion shows once the QP is in its new state.
+			 */
+			trace_sroce_complete(qp, &wc);
+			sroce_qp_sq_error(qp, &wc);
+			return;
+		}
 		if (signaled) {
 			trace_sroce_complete(qp, &wc);
 			sroce_cq_complete(to_scq(qp->ibqp.send_cq), &wc, false);
-		}
-		if (status != IB_WC_SUCCESS) {
-			sroce_qp_error(qp);
-			return;
 		}
 	}
 	if (qp->state == IB_QPS_SQD && qp->attr.en_sqd_async_notify &&

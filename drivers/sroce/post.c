@@ -111,30 +111,32 @@ void sroce_uring_flush_stale(struct sroce_qp *qp, struct sroce_queue *q)
 }
 
 /**
- * sroce_uring_doorbell_err - a doorbell on a mapped queue of a QP in Error
+ * sroce_uring_doorbell_err - a doorbell on a mapped queue whose WRs flush
  * @qp: the QP (process context: the doorbell is a uverbs command)
  *
- * IBA 10.3.1: a WR posted in Error completes flushed.  It does so before
- * the doorbell returns, as a WR posted through the command would: a
- * process that moves the QP to RESET next finds no WR left to drop.
+ * IBA 10.3.1: a WR posted in Error, or to the SQ in Send Queue Error,
+ * completes flushed.  It does so before the doorbell returns, as a WR
+ * posted through the command would: a process that moves the QP to RESET
+ * next finds no WR left to drop.
  */
 void sroce_uring_doorbell_err(struct sroce_qp *qp)
 {
 	spin_lock_bh(&qp->lock);
 	if (qp->state == IB_QPS_ERR)
 		sroce_qp_flush(qp);
+	else if (qp->state == IB_QPS_SQE)
+		sroce_sq_flush(qp);
 	sroce_qp_unlock(qp);
 }
 
 /**
- * sroce_qp_flush - complete every queued WR with IB_WC_WR_FLUSH_ERR
- * @qp: a QP in the Error state, with qp->lock held
+ * sroce_sq_flush - complete every queued send WR with IB_WC_WR_FLUSH_ERR
+ * @qp: a QP in Error or Send Queue Error, with qp->lock held
  *
- * IBA 10.3.1 (Error state): all outstanding and later posted WRs complete
- * in error, signaled or not.  The RQ is flushed only when the QP has its
- * own (an SRQ's WRs belong to other QPs too).
+ * IBA 10.3.1: in both states all outstanding and later posted send WRs
+ * complete in error, signaled or not.
  */
-void sroce_qp_flush(struct sroce_qp *qp)
+void sroce_sq_flush(struct sroce_qp *qp)
 {
 	struct sroce_queue *q = &qp->sq;
 	unsigned long flags;
@@ -142,10 +144,10 @@ void sroce_qp_flush(struct sroce_qp *qp)
 
 	lockdep_assert_held(&qp->lock);
 	/*
-	 * The state is Error: post_send queues nothing more (it decides
-	 * under sq.lock, which sroce_qp_error() took after setting the
-	 * state), so the WQEs below the tail read here are all there are.
-	 * They complete outside sq.lock: there may be many.
+	 * The state flushes the SQ: post_send queues nothing more (it
+	 * decides under sq.lock, which the change of state took after
+	 * setting it), so the WQEs below the tail read here are all there
+	 * are.  They complete outside sq.lock: there may be many.
 	 */
 	spin_lock_irqsave(&q->lock, flags);
 	tail = q->tail;
@@ -164,8 +166,23 @@ void sroce_qp_flush(struct sroce_qp *qp)
 	qp->req.rd_inflight = 0;
 	if (q->ring)
 		sroce_uring_flush(qp, q, qp->ibqp.send_cq, false);
+}
 
-	q = &qp->rq;
+/**
+ * sroce_qp_flush - complete every queued WR with IB_WC_WR_FLUSH_ERR
+ * @qp: a QP in the Error state, with qp->lock held
+ *
+ * IBA 10.3.1 (Error state): all outstanding and later posted WRs complete
+ * in error, signaled or not.  The RQ is flushed only when the QP has its
+ * own (an SRQ's WRs belong to other QPs too).
+ */
+void sroce_qp_flush(struct sroce_qp *qp)
+{
+	struct sroce_queue *q = &qp->rq;
+	unsigned long flags;
+	u32 head, tail;
+
+	sroce_sq_flush(qp);
 	if (!q->buf)
 		return;
 	/* As for the SQ: post_recv queues behind this or flushes itself. */

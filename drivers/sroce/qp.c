@@ -349,31 +349,38 @@ void sroce_qp_deliver_events(struct sroce_qp *qp)
 	sroce_qp_deliver_shared(qp);
 }
 
-/**
- * sroce_qp_error - move a QP to the Error state
- * @qp: the QP, with qp->lock held
- *
- * From the engine (a completion in error, IBA 10.3.1) and from modify_qp:
- * outstanding WRs are flushed, the responder forgets its state, and a QP
- * on an SRQ notes IB_EVENT_QP_LAST_WQE_REACHED (IBA 11.6.3.1: it consumes
- * no more receive WQEs; ib_drain_rq waits for it).
+/*
+ * The new state of a QP the engine fails, and the completion of the send
+ * WQE that failed (@wc, or NULL), under sq.lock: post_send decides under
+ * it whether to queue a WR or flush it itself, so no flush of a later WR
+ * completes before @wc.  The state is set before @wc shows: a consumer
+ * that polls @wc may move the QP on at once (ib_mad moves QP1 from SQE to
+ * RTS with IB_QP_CUR_STATE) and must find it in its new state.
  */
-void sroce_qp_error(struct sroce_qp *qp)
+static void sroce_qp_fail_state(struct sroce_qp *qp, enum ib_qp_state state,
+				struct ib_wc *wc)
 {
 	unsigned long flags;
 
-	lockdep_assert_held(&qp->lock);
-	if (qp->state == IB_QPS_ERR)
-		return;
-	sroce_resp_ack_owed(qp);
-	/*
-	 * Under sq.lock: post_send decides under it whether to queue a WR
-	 * or flush it itself (sroce_qp_flush()).
-	 */
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	/* Pairs with the acquire of lockless readers (receive path). */
-	smp_store_release(&qp->state, IB_QPS_ERR);
+	smp_store_release(&qp->state, state);
+	if (wc)
+		sroce_cq_complete(to_scq(qp->ibqp.send_cq), wc, false);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
+}
+
+/* sroce_qp_error(), after the send WQE that failed completes with @wc. */
+static void sroce_qp_error_wc(struct sroce_qp *qp, struct ib_wc *wc)
+{
+	lockdep_assert_held(&qp->lock);
+	if (qp->state == IB_QPS_ERR) {
+		if (wc)
+			sroce_cq_complete(to_scq(qp->ibqp.send_cq), wc, false);
+		return;
+	}
+	sroce_resp_ack_owed(qp);
+	sroce_qp_fail_state(qp, IB_QPS_ERR, wc);
 	/*
 	 * The receive WQE of the message in progress was taken off its
 	 * queue: it completes first, flushed (IBA 10.3.1: every WR posted
@@ -388,6 +395,46 @@ void sroce_qp_error(struct sroce_qp *qp)
 	sroce_win_busy(qp, false);	/* nothing will be acknowledged */
 	if (qp->ibqp.srq)
 		qp->last_wqe_event = true;
+}
+
+/**
+ * sroce_qp_error - move a QP to the Error state
+ * @qp: the QP, with qp->lock held
+ *
+ * From the engine (a completion in error, IBA 10.3.1) and from modify_qp:
+ * outstanding WRs are flushed, the responder forgets its state, and a QP
+ * on an SRQ notes IB_EVENT_QP_LAST_WQE_REACHED (IBA 11.6.3.1: it consumes
+ * no more receive WQEs; ib_drain_rq waits for it).
+ */
+void sroce_qp_error(struct sroce_qp *qp)
+{
+	sroce_qp_error_wc(qp, NULL);
+}
+
+/**
+ * sroce_qp_sq_error - a send WQE failed: Send Queue Error, or Error
+ * @qp: the QP, with qp->lock held
+ * @wc: the failed WQE's completion, which shows once the state is set
+ *
+ * IBA 10.3.1: a local error of the send queue of a UC or UD QP (QP1
+ * included) ends its send side only.  Its WRs complete flushed, later
+ * posts too, while the RQ goes on receiving; Modify QP to RTS resumes
+ * sending (ib_mad does so from SQE after a failed send).  An RC QP, and a
+ * QP already in Error, goes to Error instead.
+ */
+void sroce_qp_sq_error(struct sroce_qp *qp, struct ib_wc *wc)
+{
+	lockdep_assert_held(&qp->lock);
+	if (qp->ibqp.qp_type == IB_QPT_RC || qp->state == IB_QPS_ERR) {
+		sroce_qp_error_wc(qp, wc);
+		return;
+	}
+	if (qp->state == IB_QPS_SQE) {
+		sroce_cq_complete(to_scq(qp->ibqp.send_cq), wc, false);
+		return;
+	}
+	sroce_qp_fail_state(qp, IB_QPS_SQE, wc);
+	sroce_sq_flush(qp);
 }
 
 /*
@@ -412,7 +459,7 @@ static void sroce_qp_reset(struct sroce_qp *qp, enum ib_qp_state cur)
 		sroce_wqe_release(sroce_queue_slot(&qp->sq, i));
 	qp->sq.head = 0;
 	qp->sq.tail = 0;
-	sroce_uring_reset(&qp->sq, true, cur != IB_QPS_ERR);
+	sroce_uring_reset(&qp->sq, true, !sroce_sq_flushes(cur));
 	spin_unlock_irq(&qp->sq.lock);
 	if (qp->rq.buf) {
 		spin_lock_irq(&qp->rq.lock);
@@ -527,14 +574,17 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		goto out_flush;
 	}
 	/*
-	 * A WR posted to a mapped queue in Error whose doorbell has not come
-	 * yet completes flushed (IBA 10.3.1) now, as one posted through the
-	 * command did, not later in the new connection; RESET then removes
-	 * it from the CQ with the QP's other completions.
+	 * A WR posted to a mapped queue in Error (the SQ in SQE) whose
+	 * doorbell has not come yet completes flushed (IBA 10.3.1) now, as
+	 * one posted through the command did, not later in the new
+	 * connection; RESET then removes it from the CQ with the QP's other
+	 * completions.
 	 */
 	if (next == IB_QPS_RESET && cur == IB_QPS_ERR &&
 	    (qp->sq.ring || qp->rq.ring))
 		sroce_qp_flush(qp);
+	if (next == IB_QPS_RESET && cur == IB_QPS_SQE && qp->sq.ring)
+		sroce_sq_flush(qp);
 	if (next == IB_QPS_RESET && cur != IB_QPS_RESET) {
 		sroce_qp_reset(qp, cur);
 		sroce_cq_clean(to_scq(ibqp->send_cq), qp);
@@ -554,6 +604,15 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	if (cur == IB_QPS_RTR && next == IB_QPS_RTS && qp->sq.ring)
 		sroce_uring_flush_stale(qp, &qp->sq);
+	/*
+	 * Out of SQE: what was posted while a flush ran completes flushed
+	 * now (IBA 10.3.1), before the state lets the requester take WRs;
+	 * then the next WQE may start.
+	 */
+	if (cur == IB_QPS_SQE && next == IB_QPS_RTS) {
+		sroce_sq_flush(qp);
+		qp->req.halt = false;
+	}
 	sroce_apply_attr(qp, attr, mask, &av);
 	sroce_qp_engine_attr(qp, mask, cur, next);
 	if (next == IB_QPS_ERR) {

@@ -447,8 +447,8 @@ static bool sroce_req_start(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 	 */
 	if (wqe->opcode == IB_WR_LOCAL_INV && qp->sq.head != qp->req.idx) {
 		sroce_comp_run(qp);	/* the finished ones complete now */
-		/* One of them may have failed: the QP is in Error, all flushed. */
-		if (qp->state == IB_QPS_ERR || qp->sq.head != qp->req.idx)
+		/* One of them may have failed: the SQ flushed them all. */
+		if (sroce_sq_flushes(qp->state) || qp->sq.head != qp->req.idx)
 			return false;
 	}
 	if (sroce_wqe_is_local(wqe)) {
@@ -552,8 +552,8 @@ again:
 		}
 		/*
 		 * After a WQE that failed locally nothing later starts: the QP
-		 * enters Error when it completes (IBA 10.3.1); the WQEs before
-		 * it may still be resent.
+		 * enters Error (UC, UD: SQE) when it completes (IBA 10.3.1);
+		 * the WQEs before it may still be resent.
 		 */
 		if (req->halt && req->idx == req->halt_at)
 			break;
@@ -585,6 +585,15 @@ again:
 			break;
 		err = sroce_req_send_one(qp, wqe);
 		if (err == -EACCES) {
+			/*
+			 * A UC message cut short leaves its responder inside
+			 * it.  One PSN skipped makes the next message, once
+			 * SQE -> RTS sends again, start out of sequence, which
+			 * begins it afresh (IBA 9.8.3.1), rather than in
+			 * sequence as what would end this one: dropped.
+			 */
+			if (!rc && req->offset)
+				req->psn = sroce_psn_add(req->psn, 1);
 			sroce_wqe_done(wqe, IB_WC_LOC_PROT_ERR);
 			req->idx++;
 			sroce_req_halt(qp);
@@ -724,6 +733,8 @@ void sroce_tx_work(struct work_struct *work)
 	/* WRs posted while a flush ran are flushed here, in order. */
 	if (qp->state == IB_QPS_ERR)
 		sroce_qp_flush(qp);
+	else if (qp->state == IB_QPS_SQE)
+		sroce_sq_flush(qp);
 	more = sroce_resp_tx(qp, SROCE_REQ_BUDGET);
 	more |= sroce_req_run(qp, SROCE_REQ_BUDGET);
 	sroce_qp_unlock(qp);
@@ -938,13 +949,13 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		return -EINVAL;
 	}
 	if (qp->sq.ring) {
-		/* The doorbell; in Error the ring's WRs complete flushed. */
+		/* The doorbell; in Error or SQE the ring's WRs flush. */
 		spin_lock_irqsave(&qp->sq.lock, flags);
 		state = READ_ONCE(qp->state);
-		if (state >= IB_QPS_RTS && state != IB_QPS_ERR)
+		if (state >= IB_QPS_RTS && !sroce_sq_flushes(state))
 			sroce_sq_pull(qp, SROCE_REQ_BUDGET);
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
-		if (state == IB_QPS_ERR) {
+		if (sroce_sq_flushes(state)) {
 			sroce_uring_doorbell_err(qp);
 			return 0;
 		}
@@ -972,12 +983,14 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		state = READ_ONCE(qp->state);
 		if (state < IB_QPS_RTS) {
 			err = -EINVAL;
-		} else if (state == IB_QPS_ERR && qp->sq.head == qp->sq.tail) {
+		} else if (sroce_sq_flushes(state) &&
+			   qp->sq.head == qp->sq.tail) {
 			/*
-			 * IBA 10.3.1: a WR posted in Error completes flushed;
-			 * nothing older is left to complete first.  Under
-			 * sq.lock: a reset that follows finds the completion
-			 * in the CQ and removes it (sroce_cq_clean()).
+			 * IBA 10.3.1: a WR posted in Error or SQE completes
+			 * flushed; nothing older is left to complete first.
+			 * Under sq.lock: a reset that follows finds the
+			 * completion in the CQ and removes it
+			 * (sroce_cq_clean()).
 			 */
 			sroce_flush_wr(qp, ibqp->send_cq, wr->wr_id, false);
 			flush = true;
@@ -985,15 +998,15 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			err = -ENOMEM;
 		} else {
 			/*
-			 * In Error behind WQEs a flush is completing: queued,
-			 * the engine flushes it after them (in order).
+			 * In Error or SQE behind WQEs a flush is completing:
+			 * queued, the engine flushes it after them (in order).
 			 */
 			err = sroce_wqe_fill(qp, sroce_sq_wqe(qp, qp->sq.tail),
 					     wr, inl, inl_len);
 			if (!err)	/* the requester reads the slot after */
 				smp_store_release(&qp->sq.tail,
 						  qp->sq.tail + 1);
-			if (!err && state == IB_QPS_ERR)
+			if (!err && sroce_sq_flushes(state))
 				flush_later = true;
 		}
 		spin_unlock_irqrestore(&qp->sq.lock, flags);

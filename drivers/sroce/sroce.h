@@ -1037,6 +1037,16 @@ static inline bool sroce_sq_drained(struct sroce_qp *qp)
 	       sroce_sq_wqe(qp, head)->state == SROCE_WQE_POSTED;
 }
 
+/*
+ * Does the SQ flush in @state?  In Error, and in Send Queue Error (IBA
+ * 10.3.1: an SQ that failed locally completes its WRs flushed, while the
+ * RQ of the UC or UD QP goes on receiving).
+ */
+static inline bool sroce_sq_flushes(enum ib_qp_state state)
+{
+	return state == IB_QPS_ERR || state == IB_QPS_SQE;
+}
+
 /* A send WQE is finished with @status; it completes in SQ order (comp.c). */
 static inline void sroce_wqe_done(struct sroce_send_wqe *wqe,
 				  enum ib_wc_status status)
@@ -1159,6 +1169,7 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 void sroce_qp_error(struct sroce_qp *qp);
+void sroce_qp_sq_error(struct sroce_qp *qp, struct ib_wc *wc);
 void sroce_qp_deliver_events(struct sroce_qp *qp);
 void sroce_qp_deliver_shared(struct sroce_qp *qp);
 
@@ -1324,6 +1335,7 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 int sroce_queue_post_recv(struct sroce_queue *q, const struct ib_recv_wr *wr,
 			  const struct ib_recv_wr **bad_wr);
 void sroce_qp_flush(struct sroce_qp *qp);
+void sroce_sq_flush(struct sroce_qp *qp);
 void sroce_flush_wr(struct sroce_qp *qp, struct ib_cq *ibcq, u64 wr_id,
 		    bool recv);
 void sroce_uring_doorbell_err(struct sroce_qp *qp);

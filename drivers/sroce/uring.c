@@ -18,9 +18,10 @@
  *            next post with an empty post_send command (sroce_post_send()
  *            with no WR).
  *   RQ, SRQ  the responder, whenever a message needs a receive WQE.
- *   Error    every entry completes flushed (sroce_qp_flush()); the
- *            doorbell flag is set, so that later posts come through the
- *            command and are flushed too (IBA 10.3.1).
+ *   Error    every entry completes flushed (sroce_qp_flush(); the SQ's
+ *            in Send Queue Error too, sroce_sq_flush()); the doorbell
+ *            flag is set, so that later posts come through the command
+ *            and are flushed too (IBA 10.3.1).
  */
 #include <linux/slab.h>
 #include <rdma/uverbs_ioctl.h>
@@ -120,9 +121,9 @@ void sroce_uring_publish(struct sroce_queue *q)
  * @drop: drop the entries not taken yet
  *
  * IBA 10.3.1: WRs are dropped without completions on the way to RESET.
- * From Error nothing is dropped: what the ring held was flushed just
- * before, and an entry the process wrote since was posted in Error as far
- * as it knew.  Such an entry, or one a post that raced the way to RESET
+ * From Error (the SQ's ring from SQE) nothing is dropped: what the ring
+ * held was flushed just before, and an entry the process wrote since was
+ * posted in that state as far as it knew.  Such an entry, or one a post that raced the way to RESET
  * wrote later, completes flushed where the queue next takes WRs
  * (sroce_uring_flush_stale()), never on the QP's next connection.
  */
@@ -138,8 +139,8 @@ void sroce_uring_reset(struct sroce_queue *q, bool doorbell, bool drop)
 
 /**
  * sroce_uring_flush_one - take one entry of a ring to complete it flushed
- * @q: the queue of a QP in Error, or one leaving RESET or entering RTS
- *	(sroce_uring_flush_stale()), with @q->lock held
+ * @q: the queue of a QP in Error (an SQ in SQE), or one leaving RESET or
+ *	entering RTS (sroce_uring_flush_stale()), with @q->lock held
  * @wr_id: set to the entry's wr_id
  *
  * Sets the doorbell flag first: an entry published after the look here is
@@ -367,8 +368,8 @@ static int sroce_uwqe_take(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 
 /**
  * sroce_sq_pull - take the send WRs the process published
- * @qp: an RC or UC QP with a mapped SQ, with qp->sq.lock held, in RTS,
- *      SQD or SQE (where post_send queues)
+ * @qp: an RC or UC QP with a mapped SQ, with qp->sq.lock held, in RTS
+ *      or SQD (where post_send queues)
  * @max: at most this many (positive)
  *
  * Return: the entries taken.

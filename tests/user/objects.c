@@ -1828,6 +1828,172 @@ static void resize(struct ibv_pd *pd)
 	tap(!ibv_destroy_qp(qp) && !ibv_destroy_cq(cq), "resize: destroyed");
 }
 
+/* The completion of @wr_id on @cq: its status, or -1 (none, another). */
+static int wc_of(struct ibv_cq *cq, uint64_t wr_id)
+{
+	struct ibv_wc wc;
+
+	if (!poll_wc(cq, &wc) || wc.wr_id != wr_id)
+		return -1;
+	return wc.status;
+}
+
+/* RESET to RTS: a UD QP, or a UC QP connected to QP @dqpn at @gid. */
+static int sqe_to_rts(struct ibv_qp *qp, uint32_t dqpn, int sgid,
+		      union ibv_gid *gid)
+{
+	int ud = qp->qp_type == IBV_QPT_UD;
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	int err;
+
+	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | (ud ? IBV_QP_QKEY :
+					   IBV_QP_ACCESS_FLAGS));
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = *gid;
+	a.ah_attr.grh.sgid_index = sgid;
+	a.ah_attr.grh.hop_limit = 64;
+	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | (ud ? 0 :
+			    IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			    IBV_QP_RQ_PSN));
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+/* Send 64 bytes of @mr from @qp (to @ah, QP @dqpn for UD): the status. */
+static int sqe_send(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr,
+		    uint32_t lkey, uint64_t wr_id, struct ibv_ah *ah,
+		    uint32_t dqpn)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)mr->addr + 4096,
+			       .length = 64, .lkey = lkey };
+	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1, .opcode = IBV_WR_SEND };
+
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = dqpn;
+	wr.wr.ud.remote_qkey = 0x11111111;
+	return post_status(qp, cq, &wr, NULL);
+}
+
+/* Post a receive of @mr's first 4 KiB (GRH room for UD) to @qp. */
+static int sqe_recv(struct ibv_qp *qp, struct ibv_mr *mr, uint64_t wr_id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)mr->addr, .length = 4096,
+			       .lkey = mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+/*
+ * Send Queue Error (IBA 10.3.1): a send of a UC or UD QP that fails
+ * locally (here an lkey that names no MR) completes in error and moves the
+ * QP to SQE, not Error.  The sends posted then complete flushed, the RQ
+ * still receives, and Modify QP from SQE to RTS (with IBV_QP_CUR_STATE,
+ * as ib_mad does for QP1 after a failed send) sends again.  QP a fails,
+ * QP b is its peer.
+ */
+static void sq_error(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
+		     union ibv_gid *gid)
+{
+	enum ibv_qp_type types[] = { IBV_QPT_UD, IBV_QPT_UC };
+	struct ibv_ah_attr aha = { .is_global = 1, .port_num = 1 };
+	struct ibv_qp_init_attr qq, qi = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_cq *cq, *rcq;
+	struct ibv_qp_attr qa;
+	struct ibv_qp *a, *b;
+	struct ibv_ah *ah;
+	struct ibv_mr *mr;
+	unsigned int i;
+	const char *t;
+	void *buf;
+	int err;
+
+	buf = calloc(1, 8192);
+	mr = buf ? ibv_reg_mr(pd, buf, 8192, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	rcq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	aha.grh.dgid = *gid;
+	aha.grh.sgid_index = sgid;
+	aha.grh.hop_limit = 64;
+	ah = ibv_create_ah(pd, &aha);
+	tap(mr && cq && rcq && ah, "SQE: MR, CQs and AH");
+	if (!mr || !cq || !rcq || !ah)
+		goto out;
+	qi.send_cq = cq;
+	qi.recv_cq = rcq;
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		qi.qp_type = types[i];
+		t = i ? "UC" : "UD";
+		a = ibv_create_qp(pd, &qi);
+		b = ibv_create_qp(pd, &qi);
+		err = a && b ? sqe_to_rts(a, b->qp_num, sgid, gid) ?:
+			       sqe_to_rts(b, a->qp_num, sgid, gid) : -1;
+		tap(!err, "SQE: two %s QPs in RTS (%d)", t, err);
+		if (err)
+			goto next;
+		err = sqe_send(a, cq, mr, mr->lkey ^ 0x5a5a00, 1, ah,
+			       b->qp_num);
+		tap(err == IBV_WC_LOC_PROT_ERR,
+		    "%s: a send with a bad lkey fails with LOC_PROT_ERR (%d)",
+		    t, err);
+		err = ibv_query_qp(a, &qa, IBV_QP_STATE, &qq);
+		tap(!err && qa.qp_state == IBV_QPS_SQE,
+		    "%s: the QP is in SQE, not Error (%d)", t, qa.qp_state);
+		err = sqe_send(a, cq, mr, mr->lkey, 2, ah, b->qp_num);
+		tap(err == IBV_WC_WR_FLUSH_ERR,
+		    "%s: a send posted in SQE completes flushed (%d)", t, err);
+		err = sqe_recv(a, mr, 3) ?:
+		      sqe_send(b, cq, mr, mr->lkey, 4, ah, a->qp_num) ?:
+		      wc_of(rcq, 3);
+		tap(!err, "%s: the RQ in SQE still receives (%d)", t, err);
+		memset(&qa, 0, sizeof(qa));
+		qa.qp_state = IBV_QPS_RTS;
+		qa.cur_qp_state = IBV_QPS_SQE;
+		err = ibv_modify_qp(a, &qa, IBV_QP_STATE | IBV_QP_CUR_STATE);
+		tap(!err, "%s: SQE -> RTS (%d)", t, err);
+		err = sqe_recv(b, mr, 5) ?:
+		      sqe_send(a, cq, mr, mr->lkey, 6, ah, b->qp_num) ?:
+		      wc_of(rcq, 5);
+		tap(!err, "%s: back in RTS the QP sends again (%d)", t, err);
+next:
+		if (a)
+			ibv_destroy_qp(a);
+		if (b)
+			ibv_destroy_qp(b);
+	}
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (rcq)
+		ibv_destroy_cq(rcq);
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(buf);
+}
+
 /*
  * Every work queue holds a power of two of WRs, at least what was asked
  * (IBA 11.2.4.1 allows more): its u32 indexes run free, and only such a
@@ -1990,6 +2156,7 @@ int main(int argc, char **argv)
 		ghost_cap(ctx, pd);
 	}
 	inline_grant(pd, cq, sgid, &gid);
+	sq_error(ctx, pd, sgid, &gid);
 	/* Pinning a million pages is slow under emulation: once is enough. */
 	if (!getenv("SROCE_MAPPED") || strcmp(getenv("SROCE_MAPPED"), "0"))
 		big_mr(&dattr.orig_attr, pd, cq, sgid, &gid);

@@ -111,8 +111,9 @@ struct sroce_create_srq_cmd {
  * doorbell is the kernel's: while it is non-zero the kernel does not look
  * at the ring by itself, and a provider that has just published entries
  * makes the post command with no WRs (the doorbell).  It is set when the
- * SQ's requester runs dry (it has sent all it has) and when the QP is in
- * Error (entries posted then complete flushed through the doorbell).
+ * SQ's requester runs dry (it has sent all it has), when the QP is in
+ * Error, and on the SQ in Send Queue Error (entries posted then complete
+ * flushed through the doorbell).
  * Entries a post wrote while the QP went to Reset complete flushed when
  * the QP leaves Reset (both rings) and, for the SQ, when it enters RTS.
  * The provider publishes producer, then fences (sequentially
