@@ -42,7 +42,7 @@ LIBDIR ?= $(shell pkg-config --variable=libdir libibverbs 2>/dev/null || \
 .PHONY: all modules provider deps lint check demo clean help install uninstall deb \
 	check-deb \
 	debug-kernel check-debug kcsan-kernel check-kcsan bench bench-nvmeof \
-	bench-sweep profile \
+	bench-sweep bench-ab profile \
 	fuzz-wire fuzz-verbs soak teardown perftest
 
 all: modules provider
@@ -56,6 +56,7 @@ help:
 	@echo "make bench      sroce beside rdma_rxe and TCP, two VMs, one boot"
 	@echo "make bench-nvmeof  NVMe-oF IOPS/bandwidth: sroce, rdma_rxe, NVMe/TCP (REPS= MTU=)"
 	@echo "make bench-sweep  64 B-1 MiB send/write/read: table and SVG (MTU= QPS= RPS=)"
+	@echo "make bench-ab   an A/B in one boot: module of OLD=REV against the working tree"
 	@echo "make profile    perf in both VMs during perftest: where the time goes"
 	@echo "make fuzz-wire  the long wire fuzzer run in a VM (SEED=, PACKETS=, DURATION=)"
 	@echo "make fuzz-verbs the long verbs fuzzer run in a VM (SEED=, OPS= per thread)"
@@ -141,6 +142,25 @@ bench: deps
 		tools/bench/bench-vm.sh > $(BUILD)/bench.tap; \
 	rc=$$?; tools/bench/report $(BUILD)/vm/bench-vm/shared/bench.txt $(BUILD)/bench || rc=1; \
 	if [ $$rc -ne 0 ]; then grep -v '^ *ok' $(BUILD)/bench.tap | head -40; fi; exit $$rc
+
+# An A/B of two builds of the module in one boot: revision OLD's (default
+# HEAD) against the working tree's, loaded in turn, REPS rounds (default
+# 3), a few perftest rows each and the ACKs sent per packet; the table in
+# build/bench-ab/.  Builds OLD in a worktree under build/ab/.
+bench-ab: deps
+	@$(MAKE) --no-print-directory modules provider
+	@rm -rf $(BUILD)/ab/old; git worktree prune; \
+	git worktree add -f --detach $(BUILD)/ab/old $(or $(OLD),HEAD) > /dev/null && \
+	$(MAKE) --no-print-directory -C $(BUILD)/ab/old modules KDIR=$(KDIR) > /dev/null || exit 1
+	@echo "bench-ab: two VMs, $(or $(OLD),HEAD) (a) against the working tree (b), $(or $(REPS),3) rounds..."
+	@rm -f $(BUILD)/vm/ab-vm/shared/bench.txt
+	@SROCE_ARG_REPS=$(or $(REPS),3) SROCE_ARG_AB_A=$(abspath $(BUILD))/ab/old/build/modules \
+		SROCE_ARG_AB_B=$(abspath $(BUILD))/modules \
+		tools/vm/run $(VMARGS) -t $$(( $(or $(REPS),3) * 900 + 600 )) \
+		tools/bench/ab-vm.sh > $(BUILD)/bench-ab.tap; \
+	rc=$$?; tools/bench/report $(BUILD)/vm/ab-vm/shared/bench.txt $(BUILD)/bench-ab || rc=1; \
+	git worktree remove --force $(BUILD)/ab/old; \
+	if [ $$rc -ne 0 ]; then grep -v '^ *ok' $(BUILD)/bench-ab.tap | head -40; fi; exit $$rc
 
 # The size sweep: send, write and read bandwidth from 64 B to 1 MiB over
 # sroce, rdma_rxe and TCP; MTU=9000 (IB MTU 4096), QPS=4 (perftest -q),
