@@ -47,18 +47,54 @@ static struct sroce_dev *sroce_find_locked(const struct net_device *ndev)
 
 /*
  * Find the registered device bound to @ndev and take a reference on it
- * (ib_device_try_get fails while it registers or once it unregisters).
+ * (ib_device_try_get fails while it registers or once it unregisters, and
+ * while ib_core moves it to another namespace).  The netdev's
+ * NETDEV_UNREGISTER (@event) is noted first, under the same lock, for
+ * sroce_enable_driver() to act on if the device could not be held.
  */
-static struct sroce_dev *sroce_get_by_netdev(const struct net_device *ndev)
+static struct sroce_dev *sroce_get_by_netdev(const struct net_device *ndev,
+					     unsigned long event)
 {
 	struct sroce_dev *sdev;
 
 	spin_lock(&sroce_dev_lock);
 	sdev = sroce_find_locked(ndev);
+	if (sdev && sdev->registered && event == NETDEV_UNREGISTER)
+		sdev->ndev_gone = true;
 	if (sdev && (!sdev->registered || !ib_device_try_get(&sdev->ibdev)))
 		sdev = NULL;
 	spin_unlock(&sroce_dev_lock);
 	return sdev;
+}
+
+/**
+ * sroce_enable_driver - ib_core's enable_driver op: registered (again)
+ * @ibdev: the device
+ *
+ * ib_core registers a device again after it moved it to another namespace
+ * ("rdma dev set DEV netns NS" in its exclusive mode, or the exit of the
+ * device's namespace), and meanwhile held it disabled: the netdev events
+ * of that time found no device to hold (sroce_get_by_netdev()).  A
+ * NETDEV_UNREGISTER among them, which a netdev leaving its namespace
+ * sends once and never again, is acted on now, and the port's state is
+ * read again.  Either the notifier noted the event before this looks, or
+ * it comes after ib_core enabled the device and holds it.
+ *
+ * Return: 0.
+ */
+int sroce_enable_driver(struct ib_device *ibdev)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+	bool gone;
+
+	spin_lock(&sroce_dev_lock);
+	gone = sdev->ndev_gone;
+	spin_unlock(&sroce_dev_lock);
+	if (gone)
+		ib_unregister_device_queued(ibdev);
+	else
+		sroce_port_event(sdev);
+	return 0;
 }
 
 /**
@@ -196,7 +232,7 @@ static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
 	struct net_device *ndev = netdev_notifier_info_to_dev(arg);
 	struct sroce_dev *sdev;
 
-	sdev = sroce_get_by_netdev(ndev);
+	sdev = sroce_get_by_netdev(ndev, event);
 	if (!sdev)
 		return NOTIFY_DONE;
 

@@ -270,6 +270,7 @@ struct sroce_dev {
 	struct net_device *ndev;	/* held (dev_hold) until dealloc_driver */
 	struct sroce_net *sn;		/* the netdev's namespace, ditto */
 	bool registered;		/* under sroce_dev_lock */
+	bool ndev_gone;			/* its NETDEV_UNREGISTER came, ditto */
 	struct ib_device_attr attrs;	/* what query_device reports */
 
 	struct sroce_pool qp_pool;
@@ -1058,6 +1059,7 @@ static inline void sroce_wqe_done(struct sroce_send_wqe *wqe,
 /* main.c */
 int sroce_add_link(const char *ibdev_name, struct net_device *ndev);
 void sroce_forget_device(struct sroce_dev *sdev);
+int sroce_enable_driver(struct ib_device *ibdev);
 
 /* device.c */
 void sroce_init_device(struct sroce_dev *sdev);

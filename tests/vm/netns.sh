@@ -168,6 +168,43 @@ check "... and moves to nsx again" rdma dev set sx netns nsx
 check "ip netns del nsx, sx in it" ip netns del nsx
 check "the veth pair goes, and both devices with it" wait_for 60 gone sx sy
 check "no UDP 4791 socket is left" wait_for 30 not port_open -
+
+# A netdev that leaves its namespace while ib_core moves its device to
+# another one: the netdev's NETDEV_UNREGISTER, sent once, may come while
+# ib_core holds the device disabled for the move, when nobody can hold it
+# (sroce_enable_driver()).  A device left behind stays bound to a netdev
+# of another namespace, and the exit of its sockets' namespace waits for
+# it for ever.  Twenty rounds, the netdev moved at a random point of a
+# loop of device moves; each round the device must go.
+sr_gone() { ! rdma dev show sr && ! in_ns nsc rdma dev show sr; }
+sr_round() {	# sr_round FROM TO: 0 the device went, 1 it stayed
+	local bg rc=0
+	in_ns "$1" rdma link add sr type sroce netdev vr0 || return 2
+	(while :; do
+		rdma dev set sr netns nsc
+		in_ns nsc rdma dev set sr netns default
+	done) > /dev/null 2>&1 &
+	bg=$!
+	sleep "0.$((RANDOM % 4))"
+	ip -n "$1" link set vr0 netns "$2"
+	kill "$bg"
+	wait "$bg" 2> /dev/null
+	if ! wait_for 10 sr_gone; then
+		rc=1
+		rdma link delete sr 2> /dev/null || in_ns nsc rdma link delete sr
+	fi
+	return "$rc"
+}
+check "namespaces nsr, nsd, nsc; veth vr0 (nsr) - vr1 (nsd)" eval \
+	"ip netns add nsr && ip netns add nsd && ip netns add nsc && veth_pair vr0 vr1 nsr nsd 83"
+stayed=0 failed=0 from=nsr to=nsd
+for i in $(seq 20); do
+	sr_round "$from" "$to"
+	case $? in 1) stayed=$((stayed + 1)) ;; 2) failed=$((failed + 1)) ;; esac
+	t=$from from=$to to=$t
+done
+ok "$((stayed + failed))" "the netdev leaving its namespace during device moves takes the device, 20 rounds ($stayed stayed, $failed adds failed)"
+check "ip netns del nsr nsd nsc" bash -c "ip netns del nsr && ip netns del nsd && ip netns del nsc"
 # The namespace is freed asynchronously; until then ib_core says busy.
 check "rdma system set netns shared" wait_for 60 rdma system set netns shared
 
