@@ -435,6 +435,8 @@ void sroce_qp_sq_error(struct sroce_qp *qp, struct ib_wc *wc)
 	}
 	sroce_qp_fail_state(qp, IB_QPS_SQE, wc);
 	sroce_sq_flush(qp);
+	/* A drain asked for in SQD ended in error: no SQ_DRAINED for it. */
+	qp->attr.en_sqd_async_notify = 0;
 }
 
 /*
