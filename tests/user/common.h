@@ -34,6 +34,22 @@ static inline int find_gid(struct ibv_context *ctx, union ibv_gid *gid)
 	return -1;
 }
 
+/* The RTR attributes of a connection to QP @dqpn at @dgid (PSN 1). */
+static inline void rtr_attr(struct ibv_qp_attr *a, uint32_t dqpn,
+			    int sgid_index, union ibv_gid *dgid)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_state = IBV_QPS_RTR;
+	a->path_mtu = IBV_MTU_1024;
+	a->dest_qp_num = dqpn;
+	a->rq_psn = 1;
+	a->ah_attr.is_global = 1;
+	a->ah_attr.port_num = 1;
+	a->ah_attr.grh.dgid = *dgid;
+	a->ah_attr.grh.sgid_index = sgid_index;
+	a->ah_attr.grh.hop_limit = 64;
+}
+
 /*
  * RESET to RTS, connected to QP @dqpn at @dgid, with @depth reads and
  * atomics outstanding (max_rd_atomic) and @resources responder resources
@@ -55,18 +71,9 @@ static inline int to_rts_rd(struct ibv_qp *qp, uint32_t dqpn, int sgid_index,
 			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 	if (err)
 		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 1;
+	rtr_attr(&a, dqpn, sgid_index, dgid);
 	a.max_dest_rd_atomic = resources;
 	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = *dgid;
-	a.ah_attr.grh.sgid_index = sgid_index;
-	a.ah_attr.grh.hop_limit = 64;
 	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);

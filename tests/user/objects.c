@@ -1854,16 +1854,7 @@ static int sqe_to_rts(struct ibv_qp *qp, uint32_t dqpn, int sgid,
 					   IBV_QP_ACCESS_FLAGS));
 	if (err)
 		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = *gid;
-	a.ah_attr.grh.sgid_index = sgid;
-	a.ah_attr.grh.hop_limit = 64;
+	rtr_attr(&a, dqpn, sgid, gid);
 	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | (ud ? 0 :
 			    IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 			    IBV_QP_RQ_PSN));
