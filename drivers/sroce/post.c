@@ -122,21 +122,13 @@ void sroce_uring_flush_stale(struct sroce_qp *qp, struct sroce_queue *q)
 void sroce_uring_doorbell_err(struct sroce_qp *qp)
 {
 	spin_lock_bh(&qp->lock);
-	if (qp->state == IB_QPS_ERR)
+	if (sroce_sq_flushes(qp->state))
 		sroce_qp_flush(qp);
-	else if (qp->state == IB_QPS_SQE)
-		sroce_sq_flush(qp);
 	sroce_qp_unlock(qp);
 }
 
-/**
- * sroce_sq_flush - complete every queued send WR with IB_WC_WR_FLUSH_ERR
- * @qp: a QP in Error or Send Queue Error, with qp->lock held
- *
- * IBA 10.3.1: in both states all outstanding and later posted send WRs
- * complete in error, signaled or not.
- */
-void sroce_sq_flush(struct sroce_qp *qp)
+/* The send half of sroce_qp_flush(), which both states flush. */
+static void sroce_sq_flush(struct sroce_qp *qp)
 {
 	struct sroce_queue *q = &qp->sq;
 	unsigned long flags;
@@ -169,12 +161,13 @@ void sroce_sq_flush(struct sroce_qp *qp)
 }
 
 /**
- * sroce_qp_flush - complete every queued WR with IB_WC_WR_FLUSH_ERR
- * @qp: a QP in the Error state, with qp->lock held
+ * sroce_qp_flush - complete the queued WRs its state flushes
+ * @qp: a QP in Error or Send Queue Error, with qp->lock held
  *
- * IBA 10.3.1 (Error state): all outstanding and later posted WRs complete
- * in error, signaled or not.  The RQ is flushed only when the QP has its
- * own (an SRQ's WRs belong to other QPs too).
+ * IBA 10.3.1: in Error all outstanding and later posted WRs complete with
+ * IB_WC_WR_FLUSH_ERR, signaled or not; in SQE those of the SQ only.  The
+ * RQ is flushed only when the QP has its own (an SRQ's WRs belong to
+ * other QPs too).
  */
 void sroce_qp_flush(struct sroce_qp *qp)
 {
@@ -183,7 +176,7 @@ void sroce_qp_flush(struct sroce_qp *qp)
 	u32 head, tail;
 
 	sroce_sq_flush(qp);
-	if (!q->buf)
+	if (qp->state != IB_QPS_ERR || !q->buf)
 		return;
 	/* As for the SQ: post_recv queues behind this or flushes itself. */
 	spin_lock_irqsave(&q->lock, flags);

@@ -434,7 +434,7 @@ void sroce_qp_sq_error(struct sroce_qp *qp, struct ib_wc *wc)
 		return;
 	}
 	sroce_qp_fail_state(qp, IB_QPS_SQE, wc);
-	sroce_sq_flush(qp);
+	sroce_qp_flush(qp);
 	/* A drain asked for in SQD ended in error: no SQ_DRAINED for it. */
 	qp->attr.en_sqd_async_notify = 0;
 }
@@ -582,11 +582,9 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	 * connection; RESET then removes it from the CQ with the QP's other
 	 * completions.
 	 */
-	if (next == IB_QPS_RESET && cur == IB_QPS_ERR &&
+	if (next == IB_QPS_RESET && sroce_sq_flushes(cur) &&
 	    (qp->sq.ring || qp->rq.ring))
 		sroce_qp_flush(qp);
-	if (next == IB_QPS_RESET && cur == IB_QPS_SQE && qp->sq.ring)
-		sroce_sq_flush(qp);
 	if (next == IB_QPS_RESET && cur != IB_QPS_RESET) {
 		sroce_qp_reset(qp, cur);
 		sroce_cq_clean(to_scq(ibqp->send_cq), qp);
@@ -612,7 +610,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	 * then the next WQE may start.
 	 */
 	if (cur == IB_QPS_SQE && next == IB_QPS_RTS) {
-		sroce_sq_flush(qp);
+		sroce_qp_flush(qp);
 		qp->req.halt = false;
 	}
 	sroce_apply_attr(qp, attr, mask, &av);

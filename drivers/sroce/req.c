@@ -731,10 +731,8 @@ void sroce_tx_work(struct work_struct *work)
 		return;
 	}
 	/* WRs posted while a flush ran are flushed here, in order. */
-	if (qp->state == IB_QPS_ERR)
+	if (sroce_sq_flushes(qp->state))
 		sroce_qp_flush(qp);
-	else if (qp->state == IB_QPS_SQE)
-		sroce_sq_flush(qp);
 	more = sroce_resp_tx(qp, SROCE_REQ_BUDGET);
 	more |= sroce_req_run(qp, SROCE_REQ_BUDGET);
 	sroce_qp_unlock(qp);

@@ -1337,7 +1337,6 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 int sroce_queue_post_recv(struct sroce_queue *q, const struct ib_recv_wr *wr,
 			  const struct ib_recv_wr **bad_wr);
 void sroce_qp_flush(struct sroce_qp *qp);
-void sroce_sq_flush(struct sroce_qp *qp);
 void sroce_flush_wr(struct sroce_qp *qp, struct ib_cq *ibcq, u64 wr_id,
 		    bool recv);
 void sroce_uring_doorbell_err(struct sroce_qp *qp);

@@ -18,10 +18,10 @@
  *            next post with an empty post_send command (sroce_post_send()
  *            with no WR).
  *   RQ, SRQ  the responder, whenever a message needs a receive WQE.
- *   Error    every entry completes flushed (sroce_qp_flush(); the SQ's
- *            in Send Queue Error too, sroce_sq_flush()); the doorbell
- *            flag is set, so that later posts come through the command
- *            and are flushed too (IBA 10.3.1).
+ *   Error    every entry completes flushed (sroce_qp_flush(), the SQ's
+ *            in Send Queue Error too); the doorbell flag is set, so that
+ *            later posts come through the command and are flushed too
+ *            (IBA 10.3.1).
  */
 #include <linux/slab.h>
 #include <rdma/uverbs_ioctl.h>
@@ -123,9 +123,10 @@ void sroce_uring_publish(struct sroce_queue *q)
  * IBA 10.3.1: WRs are dropped without completions on the way to RESET.
  * From Error (the SQ's ring from SQE) nothing is dropped: what the ring
  * held was flushed just before, and an entry the process wrote since was
- * posted in that state as far as it knew.  Such an entry, or one a post that raced the way to RESET
- * wrote later, completes flushed where the queue next takes WRs
- * (sroce_uring_flush_stale()), never on the QP's next connection.
+ * posted in that state as far as it knew.  Such an entry, or one a post
+ * that raced the way to RESET wrote later, completes flushed where the
+ * queue next takes WRs (sroce_uring_flush_stale()), never on the QP's
+ * next connection.
  */
 void sroce_uring_reset(struct sroce_queue *q, bool doorbell, bool drop)
 {

@@ -8,8 +8,9 @@
 # slots, zero-length and split SGEs, inline atomics and reads, bad keys,
 # posts racing reset and Error, RNR on RDMA WRITE WITH IMMEDIATE, dereg_mr
 # under a stuck WR), then short seeded runs of the verbs fuzzer, with
-# mapped queues and over the uverbs commands (make fuzz-verbs runs it long).  Every object is gone afterwards, and the
-# console must stay clean (the harness fails any kernel report).
+# mapped queues and over the uverbs commands (make fuzz-verbs runs it
+# long).  Every object is gone afterwards, and the console must stay
+# clean (the harness fails any kernel report).
 . tests/lib/vm.sh
 
 objects() { cat /sys/kernel/debug/sroce/objects; }

@@ -35,7 +35,7 @@ counter() { rdma statistic show link sroce0/1 | tr ' ' '\n' | grep -A1 -x "$1" |
 
 # variant NAME DIR ROUND: load that build, run the rows, unload it.
 variant() {
-	local name=$1 dir=$2 r=$3 p=$((19500 + 100 * $3)) tx0 ack0
+	local name=$1 dir=$2 r=$3 p=$((19500 + 100 * $3)) c0 c1
 	[ "$name" = b ] && p=$((p + 50))
 	check "$name: insmod $dir/sroce.ko" insmod "$dir/sroce.ko"
 	check "$name: rdma link add" rdma link add sroce0 type sroce netdev eth0
@@ -51,9 +51,9 @@ variant() {
 	# Packets sent and acknowledgements sent, both VMs together.
 	vm_put "ack-$r-$name-$VM_ID" "$(counter tx_packets) $(counter ack_sent)"
 	if [ "$VM_ID" = 1 ]; then
-		tx0=$(vm_get "ack-$r-$name-0")
-		ack0=$(vm_get "ack-$r-$name-1")
-		record "$name" acks_per_100_pkts "$(echo "$tx0 $ack0" | awk \
+		c0=$(vm_get "ack-$r-$name-0")
+		c1=$(vm_get "ack-$r-$name-1")
+		record "$name" acks_per_100_pkts "$(echo "$c0 $c1" | awk \
 			'{ printf "%.1f", ($2 + $4) * 100 / ($1 + $3) }')" "%"
 	fi
 	check "$name: rdma link delete" rdma link delete sroce0
