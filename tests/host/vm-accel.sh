@@ -60,7 +60,7 @@ show() { sed 's/^/# /' "$tmp/why"; }
 accel abort
 ok $? "accel: a QEMU that aborts under KVM: exit 0"
 show
-grep -qx "tcg max" "$tmp/out" && grep -q 'probe failed (qemu exit 134' "$tmp/why"
+grep -qx "tcg max,la57=off" "$tmp/out" && grep -q 'probe failed (qemu exit 134' "$tmp/why"
 ok $? "accel: ... chooses TCG and says the probe failed"
 accel abort
 [ "$(calls)" -eq 0 ] && grep -q 'probed earlier' "$tmp/why"
@@ -71,7 +71,7 @@ start=$SECONDS
 accel hang
 took=$((SECONDS - start))
 show
-grep -qx "tcg max" "$tmp/out" && grep -q 'did not boot the kernel in 5 s' "$tmp/why" &&
+grep -qx "tcg max,la57=off" "$tmp/out" && grep -q 'did not boot the kernel in 5 s' "$tmp/why" &&
 	[ "$took" -lt 15 ]
 ok $? "accel: a QEMU that hangs under KVM: TCG after the probe timeout (${took} s)"
 
@@ -83,7 +83,7 @@ ok $? "accel: a KVM that boots the kernel is used, with -cpu host"
 
 rm -rf "$tmp/cache"
 SROCE_ACCEL=tcg accel boots
-grep -qx "tcg max" "$tmp/out" && [ "$(calls)" -eq 0 ]
+grep -qx "tcg max,la57=off" "$tmp/out" && [ "$(calls)" -eq 0 ]
 ok $? "accel: SROCE_ACCEL=tcg overrides without a probe"
 SROCE_ACCEL=kvm accel abort
 grep -qx "kvm host" "$tmp/out" && [ "$(calls)" -eq 0 ]
@@ -93,7 +93,7 @@ SROCE_ACCEL=fast accel boots
 ok $? "accel: SROCE_ACCEL=fast is refused (exit 2)"
 rm -f "$tmp/kvm"
 accel boots
-grep -qx "tcg max" "$tmp/out" && grep -q "no $tmp/kvm" "$tmp/why" && [ "$(calls)" -eq 0 ]
+grep -qx "tcg max,la57=off" "$tmp/out" && grep -q "no $tmp/kvm" "$tmp/why" && [ "$(calls)" -eq 0 ]
 ok $? "accel: no KVM device: TCG without a probe"
 
 # End to end: a VM test through tools/vm/run on a host whose KVM aborts.
