@@ -102,6 +102,15 @@ static int sroce_parse(struct sroce_pkt *pkt, u32 len)
 	}
 	if ((pkt->bth->flags & SROCE_BTH_TVER_MASK) != 0)
 		return -EINVAL;
+	/*
+	 * The pad count fills the payload to a 4-byte boundary, and every
+	 * header and the ICRC are whole words (IBA 9.2, 9.3.1): a transport
+	 * packet of another length is malformed.  So the pad count is the
+	 * payload's, and FIRST and MIDDLE packets, whose payload the
+	 * responder checks is one whole MTU, carry none.
+	 */
+	if (len & 3)
+		return -EINVAL;
 	pkt->pad = (pkt->bth->flags & SROCE_BTH_PAD_MASK) >>
 		   SROCE_BTH_PAD_SHIFT;
 	hlen = sizeof(struct sroce_bth) + sroce_ext_len(pkt->info);

@@ -901,6 +901,9 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		resp->resid = len;
 		resp->wlen = len;
 		sroce_resp_drop_write(qp);
+		/* No message is longer than max_msg_sz, as for a READ. */
+		if (len > SROCE_MAX_MSG_SIZE)
+			goto inv_req;
 		if (len) {
 			resp->mr = sroce_mr_lookup(qp, resp->rkey, true,
 						   IB_ACCESS_REMOTE_WRITE,

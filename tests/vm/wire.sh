@@ -47,6 +47,10 @@
 #               does not land (RC: NAK, QP to Error; UC: counted drop)
 #   ud_oversize a UD SEND over the port MTU completes successfully and is
 #               not sent (C10-93.1.1); the QP stays in RTS
+#   lengths     a packet not a whole number of words dropped and counted,
+#               its PSN not taken; four READs of 64 KiB all answered in
+#               PSN order; a WRITE over 2^31 NAKed as an invalid request,
+#               nothing landed
 #   ud_dgid     (sroce1 on a veth pair) a UD datagram that arrives on the
 #               bound netdev for another of the host's addresses: dropped
 #               and counted; one to the device's own address received
@@ -77,7 +81,7 @@ fake_peer_up
 before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
-	 atomic_write atomic_replay gsi dup_read uc_hostile access ud_oversize; do
+	 atomic_write atomic_replay gsi dup_read uc_hostile access ud_oversize lengths; do
 	scenario "$s"
 done
 

@@ -514,6 +514,9 @@ def decode_frame(frame):
     return decode_ip(frame[14:])
 
 
+SO_RCVBUFFORCE = getattr(socket, 'SO_RCVBUFFORCE', 33)
+
+
 class Sniffer:
     """RoCEv2 packets on an interface, both directions (AF_PACKET)."""
 
@@ -521,7 +524,13 @@ class Sniffer:
         self.s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
                                socket.htons(ETH_P_ALL))
         self.s.bind((iface, 0))
-        self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        # SO_RCVBUF stops at net.core.rmem_max (208 KiB): about 80
+        # packets of 1 KiB, fewer than one READ of 64 KiB answers with.
+        # Root may go past it.
+        try:
+            self.s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 16 << 20)
+        except OSError:
+            self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
 
     def read(self, timeout):
         """The next RoCEv2 packet within @timeout seconds (0: one that is
