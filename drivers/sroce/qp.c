@@ -480,6 +480,7 @@ static void sroce_qp_reset(struct sroce_qp *qp, enum ib_qp_state cur)
 	qp->resp.msn = 0;
 	qp->resp.nak_sent = false;
 	qp->resp.ack_pending = false;
+	qp->resp.nak_pending = false;
 	qp->resp.ack_due = false;	/* ack_queued: the batch's to clear */
 	memset(&qp->attr, 0, sizeof(qp->attr));
 	/* query_qp shows no AV until the next RTR sets one (and its route). */

@@ -12,7 +12,8 @@
  *    min_rnr_timer (9.7.5.2.8); bad keys and rights a remote access NAK,
  *    malformed requests an invalid request NAK; both put the QP in Error.
  *  - Reads and atomics are queued as responder resources, answered in
- *    order; an ACK never overtakes a read response (PSN order).
+ *    order; neither an ACK nor an RNR or sequence NAK overtakes a read
+ *    response (PSN order).
  *  - ACKs are coalesced (9.7.5.1.1: an ACK acknowledges every request up
  *    to its PSN): a request that asks for one makes it due, and the ACK
  *    leaves when the receive batch of this CPU ends (a tasklet, run after
@@ -169,6 +170,34 @@ void sroce_resp_exit(void)
 
 	for_each_possible_cpu(cpu)
 		tasklet_kill(&per_cpu_ptr(&sroce_ack_batch, cpu)->tasklet);
+}
+
+/*
+ * Send an RNR or sequence NAK for @psn (the expected PSN), counted as
+ * sent when it leaves.  It acknowledges every request before @psn (IBA
+ * 9.7.5.1.1), READs included, so it must not overtake their responses:
+ * a requester takes a NAK beyond a READ it has no answer for as the loss
+ * of that answer, and asks for the READ again.  While responses are
+ * queued it waits behind them, in sroce_resp_tx(); the first one waits,
+ * since a second can only be for the same PSN, and a request at that PSN
+ * makes it moot (sroce_resp_connected()).
+ */
+static void sroce_resp_nak_ordered(struct sroce_qp *qp, u32 psn, u8 syndrome)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	if (resp->rd_next != resp->rd_tail) {
+		if (!resp->nak_pending) {
+			resp->nak_pending = true;
+			resp->nak_psn = psn;
+			resp->nak_syndrome = syndrome;
+		}
+		return;
+	}
+	sroce_count(to_sdev(qp->ibqp.device),
+		    (syndrome & SROCE_AETH_TYPE_MASK) == SROCE_AETH_RNR_NAK ?
+		    SROCE_CNT_RNR_NAK_SENT : SROCE_CNT_SEQ_NAK_SENT);
+	sroce_resp_ack(qp, psn, syndrome);
 }
 
 static void sroce_resp_nak(struct sroce_qp *qp, u32 psn, u8 code)
@@ -435,6 +464,10 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 		resp->ack_pending = false;
 		sroce_resp_ack(qp, sroce_psn_add(resp->epsn, SROCE_PSN_MASK),
 			       SROCE_AETH_CREDIT_NONE);
+	}
+	if (resp->nak_pending) {
+		resp->nak_pending = false;
+		sroce_resp_nak_ordered(qp, resp->nak_psn, resp->nak_syndrome);
 	}
 	return false;
 }
@@ -762,9 +795,9 @@ static void sroce_resp_send_fail(struct sroce_qp *qp, struct sroce_pkt *pkt,
  */
 static void sroce_resp_rnr_nak(struct sroce_qp *qp, u32 psn)
 {
-	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RNR_NAK_SENT);
-	sroce_resp_ack(qp, psn, SROCE_AETH_RNR_NAK |
-		       (qp->attr.min_rnr_timer & SROCE_AETH_VALUE_MASK));
+	sroce_resp_nak_ordered(qp, psn, SROCE_AETH_RNR_NAK |
+			       (qp->attr.min_rnr_timer &
+				SROCE_AETH_VALUE_MASK));
 }
 
 static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
@@ -979,9 +1012,8 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_count(sdev, SROCE_CNT_RX_OUT_OF_SEQ);
 		if (!resp->nak_sent) {
 			resp->nak_sent = true;
-			sroce_count(sdev, SROCE_CNT_SEQ_NAK_SENT);
-			sroce_resp_ack(qp, resp->epsn, SROCE_AETH_NAK |
-				       SROCE_NAK_PSN_SEQ);
+			sroce_resp_nak_ordered(qp, resp->epsn, SROCE_AETH_NAK |
+					       SROCE_NAK_PSN_SEQ);
 		}
 		return;
 	}
@@ -1003,7 +1035,9 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 			return;
 		resp->epsn = pkt->psn;
 	}
+	/* The request a waiting NAK asks for is here: the NAK is moot. */
 	resp->nak_sent = false;
+	resp->nak_pending = false;
 
 	if (!sroce_resp_seq_ok(qp, pkt->info)) {
 		if (rc) {

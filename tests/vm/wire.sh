@@ -51,6 +51,8 @@
 #               its PSN not taken; four READs of 64 KiB all answered in
 #               PSN order; a WRITE over 2^31 NAKed as an invalid request,
 #               nothing landed
+#   nak_order   an RNR NAK and a sequence NAK sent after all the READ
+#               responses queued before them, never between
 #   ud_dgid     (sroce1 on a veth pair) a UD datagram that arrives on the
 #               bound netdev for another of the host's addresses: dropped
 #               and counted; one to the device's own address received
@@ -81,7 +83,8 @@ fake_peer_up
 before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
-	 atomic_write atomic_replay gsi dup_read uc_hostile access ud_oversize lengths; do
+	 atomic_write atomic_replay gsi dup_read uc_hostile access ud_oversize lengths \
+	 nak_order; do
 	scenario "$s"
 done
 
