@@ -192,6 +192,14 @@ static void sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 	struct sroce_send_wqe *wqe;
 	bool progress = false, lost = false;
 
+	/*
+	 * Nothing new: every WQE before comp.psn is acknowledged already.
+	 * A late ACK must stop here: its PSN can be more than 2^23 behind
+	 * the last PSN of a WQE that is still being sent, where the
+	 * comparison below would read it as past that WQE.
+	 */
+	if (sroce_psn_diff(next, qp->comp.psn) <= 0)
+		return;
 	for (idx = qp->sq.head; (wqe = sroce_sq_next_sent(qp, &idx)); idx++) {
 		if (sroce_wqe_is_rd_op(wqe->opcode)) {
 			/*
@@ -255,13 +263,24 @@ static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	u64 orig;
 
 	if (wqe->opcode == IB_WR_RDMA_READ) {
+		u32 end = wqe->done + pkt->paylen;
+		bool chunk_end = last || !(end % (SROCE_READ_CHUNK * qp->mtu));
+		bool op_end = op == IB_OPCODE_RDMA_READ_RESPONSE_LAST ||
+			      op == IB_OPCODE_RDMA_READ_RESPONSE_ONLY;
+
 		/*
 		 * The read was asked for in chunks (req.c), each answered
-		 * FIRST..LAST or ONLY; every packet but the read's last is a
-		 * full MTU (IBA 9.7.5.1.4).
+		 * FIRST..LAST or ONLY (IBA 9.7.5.1.4): LAST or ONLY where a
+		 * chunk ends, and nowhere else, so that reads in flight are
+		 * counted by the PSNs we asked for, not by what a peer
+		 * sends.  A request asked again after a loss starts inside
+		 * its chunk with a FIRST where a late answer to the first
+		 * request has a MIDDLE: both are taken.  Every packet but
+		 * the read's last is a full MTU.
 		 */
 		if (op < IB_OPCODE_RDMA_READ_RESPONSE_FIRST ||
 		    op > IB_OPCODE_RDMA_READ_RESPONSE_ONLY ||
+		    op_end != chunk_end ||
 		    pkt->paylen != (last ? wqe->length - wqe->done :
 				    qp->mtu)) {
 			sroce_wqe_done(wqe, IB_WC_BAD_RESP_ERR);
@@ -274,9 +293,7 @@ static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			return;
 		}
 		wqe->done += pkt->paylen;
-		if ((op == IB_OPCODE_RDMA_READ_RESPONSE_LAST ||
-		     op == IB_OPCODE_RDMA_READ_RESPONSE_ONLY) &&
-		    qp->req.rd_inflight)
+		if (chunk_end && qp->req.rd_inflight)
 			qp->req.rd_inflight--;	/* a chunk answered */
 	} else {
 		if (op != IB_OPCODE_ATOMIC_ACKNOWLEDGE) {
@@ -309,14 +326,25 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			   u8 syndrome)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	bool rnr = (syndrome & SROCE_AETH_TYPE_MASK) == SROCE_AETH_RNR_NAK;
 	struct sroce_send_wqe *wqe;
 
+	if (rnr)
+		sroce_count(sdev, SROCE_CNT_RNR_NAK_RCVD);
+	else if ((syndrome & SROCE_AETH_VALUE_MASK) == SROCE_NAK_PSN_SEQ)
+		sroce_count(sdev, SROCE_CNT_SEQ_NAK_RCVD);
 	/* A NAK acknowledges everything before its PSN. */
 	sroce_comp_ack(qp, sroce_psn_add(pkt->psn, SROCE_PSN_MASK));
+	/*
+	 * A NAK for a PSN acknowledged since is a late copy (the answer to
+	 * a packet we sent again has gone past it): acting on it would go
+	 * back, wait an RNR time or fail a WQE the peer has taken.
+	 */
+	if (sroce_psn_diff(pkt->psn, qp->comp.psn) < 0)
+		return;
 	wqe = sroce_comp_wqe(qp, pkt->psn);
 
-	if ((syndrome & SROCE_AETH_TYPE_MASK) == SROCE_AETH_RNR_NAK) {
-		sroce_count(sdev, SROCE_CNT_RNR_NAK_RCVD);
+	if (rnr) {
 		if (!wqe)
 			return;
 		if (!qp->comp.rnr_retry) {
@@ -338,9 +366,6 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	}
 	switch (syndrome & SROCE_AETH_VALUE_MASK) {
 	case SROCE_NAK_PSN_SEQ:
-		sroce_count(sdev, SROCE_CNT_SEQ_NAK_RCVD);
-		if (sroce_psn_diff(pkt->psn, qp->comp.psn) < 0)
-			return;
 		/* Everything before the NAK's PSN was acknowledged above. */
 		sroce_req_rewind(qp);
 		return;
@@ -393,6 +418,18 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (pkt->info & SROCE_H_AETH)
 		syndrome = be32_to_cpu(((struct sroce_aeth *)pkt->ext)->smsn) >>
 			   24;
+	/*
+	 * IBA 9.7.5.2.1: the syndrome's types 010 and 1xx are reserved,
+	 * and only an ACKNOWLEDGE packet carries a NAK; a read response or
+	 * atomic ACK carries an ACK.  Anything else is malformed, dropped.
+	 */
+	if ((syndrome & SROCE_AETH_TYPE_MASK) != SROCE_AETH_ACK &&
+	    (sroce_opcode_op(pkt->opcode) != IB_OPCODE_ACKNOWLEDGE ||
+	     ((syndrome & SROCE_AETH_TYPE_MASK) != SROCE_AETH_RNR_NAK &&
+	      (syndrome & SROCE_AETH_TYPE_MASK) != SROCE_AETH_NAK))) {
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_BAD_HDR);
+		return;
+	}
 	if ((syndrome & SROCE_AETH_TYPE_MASK) != SROCE_AETH_ACK) {
 		sroce_comp_nak(qp, pkt, syndrome);
 		goto run;
@@ -436,10 +473,23 @@ static void sroce_retry_timer(struct timer_list *t)
 	unsigned long due;
 
 	spin_lock_bh(&qp->lock);
-	/* Nothing unanswered: no packet unacknowledged, no WQE unfinished. */
-	if (qp->dead || qp->state == IB_QPS_ERR ||
+	/*
+	 * Nothing unanswered: no packet unacknowledged, no WQE unfinished;
+	 * or no timeout at all (0: infinite, IBA 9.7.6.1.3), as a modify in
+	 * SQD may have set while the timer ran.
+	 */
+	if (qp->dead || qp->state == IB_QPS_ERR || !qp->attr.timeout ||
 	    (qp->comp.psn == qp->req.psn && qp->sq.head == qp->req.idx))
 		goto out;
+	/*
+	 * The peer answered with an RNR NAK: nothing may be sent until the
+	 * RNR timer ends, which starts the clock again (sroce_rnr_timer()).
+	 * A long RNR time is no missing ACK.
+	 */
+	if (qp->comp.rnr_wait) {
+		mod_timer(&qp->retry_timer, jiffies + sroce_retry_jiffies(qp));
+		goto out;
+	}
 	due = qp->comp.progress + sroce_retry_jiffies(qp);
 	if (time_before(jiffies, due)) {
 		mod_timer(&qp->retry_timer, due);
@@ -493,6 +543,11 @@ static void sroce_rnr_timer(struct timer_list *t)
 	struct sroce_qp *qp = from_timer(qp, t, rnr_timer);
 
 	spin_lock_bh(&qp->lock);
+	/* An RNR NAK set it again while we waited for the lock: not yet. */
+	if (timer_pending(&qp->rnr_timer)) {
+		sroce_qp_unlock(qp);
+		return;
+	}
 	qp->comp.rnr_wait = false;
 	qp->comp.progress = jiffies;
 	sroce_qp_unlock(qp);

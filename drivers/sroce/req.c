@@ -15,15 +15,6 @@
 #include "sroce.h"
 #include "trace.h"
 
-/*
- * A long RDMA READ is asked for in requests of at most this many response
- * packets, each a responder resource of its own: the window then bounds
- * read responses in flight as it bounds requests (up to one chunk past
- * it: the window is checked before a request, which takes the PSNs of
- * all its responses).
- */
-#define SROCE_READ_CHUNK	64
-
 /* Packets a WQE takes: one per MTU (at least one); reads: per response. */
 static u32 sroce_wqe_npkts(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 {

@@ -948,6 +948,14 @@ static inline bool sroce_pkt_from_peer(const struct sroce_qp *qp,
 }
 
 /* PSNs further back than this are not duplicates but garbage. */
+/*
+ * A long RDMA READ is asked for in requests of at most this many response
+ * packets, each a responder resource of its own: the window then bounds
+ * read responses in flight as it bounds requests (up to one chunk past
+ * it: the window is checked before a request, which takes the PSNs of
+ * all its responses).  Chunks start at multiples of it (req.c, comp.c).
+ */
+#define SROCE_READ_CHUNK	64
 #define SROCE_PSN_WINDOW	0x400000	/* an int: compared with PSN diffs */
 
 extern struct workqueue_struct *sroce_wq;

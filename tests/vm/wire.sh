@@ -53,6 +53,9 @@
 #               nothing landed
 #   nak_order   an RNR NAK and a sequence NAK sent after all the READ
 #               responses queued before them, never between
+#   responses   answers IBA does not allow: a reserved ACK syndrome dropped
+#               and counted, a late RNR NAK ignored, a READ_RESPONSE_MIDDLE
+#               for a one-packet READ a bad response error
 #   ud_dgid     (sroce1 on a veth pair) a UD datagram that arrives on the
 #               bound netdev for another of the host's addresses: dropped
 #               and counted; one to the device's own address received
@@ -84,7 +87,7 @@ before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
 	 atomic_write atomic_replay gsi dup_read uc_hostile access ud_oversize lengths \
-	 nak_order; do
+	 nak_order responses; do
 	scenario "$s"
 done
 
