@@ -217,6 +217,15 @@ static int sroce_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 	    (attr->path_mtu < IB_MTU_256 ||
 	     attr->path_mtu > sroce_active_mtu(sdev->ndev)))
 		return -EINVAL;
+	/* 5-bit timers, 3-bit retry counts (IBA 9.7.6.1.3, 9.7.5.2.8). */
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return -EINVAL;
 	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
 	    attr->max_rd_atomic > SROCE_MAX_INIT_RD_ATOMIC)
 		return -EINVAL;
@@ -463,6 +472,14 @@ static void sroce_qp_reset(struct sroce_qp *qp, enum ib_qp_state cur)
 	qp->sq.tail = 0;
 	sroce_uring_reset(&qp->sq, true, !sroce_sq_flushes(cur));
 	spin_unlock_irq(&qp->sq.lock);
+	/*
+	 * A receive WQE a SEND in progress took off an SRQ is no longer on
+	 * any queue: it completes flushed, as on the way to Error, and the
+	 * CQ keeps it (sroce_cq_clean()); one of the QP's own RQ goes with
+	 * the RQ.
+	 */
+	if (qp->ibqp.srq)
+		sroce_resp_flush_wqe(qp);
 	if (qp->rq.buf) {
 		spin_lock_irq(&qp->rq.lock);
 		qp->rq.head = 0;
@@ -564,6 +581,20 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		/* The engine moved the QP to Error meanwhile. */
 		sroce_qp_release(qp);
 		kvfree(rd);
+		err = -EINVAL;
+		goto out_flush;
+	}
+	/*
+	 * IBA 11.6.3.1: the attributes of SQD take effect on a drained SQ;
+	 * while WRs are still in flight (resent to a new address, under a
+	 * new timeout) only Error or RESET may follow, as in rdma_rxe.
+	 */
+	if (cur == IB_QPS_SQD && next != IB_QPS_ERR && next != IB_QPS_RESET &&
+	    !sroce_sq_drained(qp)) {
+		sroce_qp_release(qp);
+		kvfree(rd);
+		ibdev_dbg(ibqp->device, "QP %u: SQD still draining\n",
+			  ibqp->qp_num);
 		err = -EINVAL;
 		goto out_flush;
 	}

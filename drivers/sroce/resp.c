@@ -274,7 +274,8 @@ static void sroce_resp_wqe_error(struct sroce_qp *qp, enum ib_wc_status st)
 
 /**
  * sroce_resp_flush_wqe - complete the receive WQE in progress, flushed
- * @qp: the QP, with qp->lock held, entering the Error state
+ * @qp: the QP, with qp->lock held, entering the Error state (or RESET,
+ *	for a WQE of an SRQ)
  *
  * A SEND in progress took its receive WQE off the RQ or the SRQ; the
  * flush of the queue no longer sees it, so it completes here (IBA 10.3.1:

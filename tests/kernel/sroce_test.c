@@ -1093,6 +1093,13 @@ sroce_test_sqd_rnr(struct sroce_test *t, struct ib_qp *qa, struct ib_qp *qb,
 		      q.sq_draining,
 		      "SQD while a SEND meets RNR NAKs: not drained (%d, %d, %d)",
 		      err, early, q.sq_draining);
+	/* IBA 11.6.3.1: SQD's attributes wait for the drain. */
+	a.qp_state = IB_QPS_RTS;
+	sroce_test_rc(t, ib_modify_qp(qa, &a, IB_QP_STATE), -EINVAL,
+		      "SQD -> RTS while draining is refused");
+	a.timeout = 10;
+	sroce_test_rc(t, ib_modify_qp(qa, &a, IB_QP_TIMEOUT), -EINVAL,
+		      "SQD -> SQD with a new timeout while draining is refused");
 	err = err ?: ib_post_recv(qb, &rwr, &rbad);
 	sroce_test_ok(t, !err &&
 		      wait_for_completion_timeout(&t->sq_drained, 5 * HZ),

@@ -1845,6 +1845,34 @@ static int wc_of(struct ibv_cq *cq, uint64_t wr_id)
 	return wc.status;
 }
 
+/*
+ * From any state through RESET to RTR, connected to itself, then RTS
+ * with these retry values: ibv_modify_qp's answer to that last step.
+ */
+static int rts_with(struct ibv_qp *qp, int sgid, union ibv_gid *gid,
+		    uint8_t timeout, uint8_t retry_cnt, uint8_t rnr_retry)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	int err = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	err = err ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				   IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	rtr_attr(&a, qp->qp_num, sgid, gid);
+	err = err ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+				   IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				   IBV_QP_MIN_RNR_TIMER);
+	if (err)
+		return -1;
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 1,
+				  .timeout = timeout, .retry_cnt = retry_cnt,
+				  .rnr_retry = rnr_retry, .max_rd_atomic = 1 };
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
 /* RESET to RTS: a UD QP, or a UC QP connected to QP @dqpn at @gid. */
 static int sqe_to_rts(struct ibv_qp *qp, uint32_t dqpn, int sgid,
 		      union ibv_gid *gid)
@@ -2061,7 +2089,7 @@ int main(int argc, char **argv)
 	struct ibv_pd *pd, fake_pd;
 	struct ibv_mr *mr;
 	struct ibv_cq *cq, *ev_cq;
-	struct ibv_qp *qp, fake_qp;
+	struct ibv_qp *qp, *q2, fake_qp;
 	struct ibv_srq *srq;
 	struct ibv_ah *ah;
 	struct ibv_qp_attr qa;
@@ -2184,6 +2212,20 @@ int main(int argc, char **argv)
 	qa.qp_state = IBV_QPS_INIT;
 	err = ibv_modify_qp(qp, &qa, IBV_QP_STATE);
 	tap(err == EINVAL, "RTS -> INIT is refused (%d)", err);
+	/* IBA 9.7.6.1.3, 9.7.5.2.8: 5-bit timers, 3-bit retry counts. */
+	qa.min_rnr_timer = 32;
+	err = ibv_modify_qp(qp, &qa, IBV_QP_MIN_RNR_TIMER);
+	tap(err == EINVAL, "RTS -> RTS with min_rnr_timer 32 is refused (%d)",
+	    err);
+	q2 = ibv_create_qp(pd, &qinit);
+	tap(q2 && rts_with(q2, sgid, &gid, 32, 7, 7) == EINVAL &&
+	    rts_with(q2, sgid, &gid, 14, 8, 7) == EINVAL &&
+	    rts_with(q2, sgid, &gid, 14, 7, 8) == EINVAL,
+	    "RTR -> RTS with timeout 32, retry_cnt 8 or rnr_retry 8 is refused");
+	tap(q2 && !rts_with(q2, sgid, &gid, 31, 7, 7),
+	    "RTR -> RTS with timeout 31, retry_cnt 7, rnr_retry 7");
+	if (q2)
+		ibv_destroy_qp(q2);
 
 	/* Destroy order and invalid handles: errors, never crashes. */
 	err = ibv_dealloc_pd(pd);
