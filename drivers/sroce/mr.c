@@ -135,7 +135,7 @@ static int sroce_mr_umem_pages(struct sroce_mr *mr, struct ib_umem *umem,
 	u32 i = 0;
 
 	/* SROCE_MAX_MR_SIZE, plus the page an unaligned start adds. */
-	if (n > U32_MAX)
+	if (n > SROCE_MAX_MR_PAGES + 1)
 		return -EINVAL;
 	mr->pages = kvcalloc(n, sizeof(*mr->pages), GFP_KERNEL_ACCOUNT);
 	if (!mr->pages)
@@ -196,6 +196,13 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (err)
 		return ERR_PTR(err);
 	if (!length || length > SROCE_MAX_MR_SIZE)
+		return ERR_PTR(-EINVAL);
+	/*
+	 * No region wraps past 2^64.  And @iova has the page offset of
+	 * @start (uverbs checks that too): an 8-byte aligned address of the
+	 * MR is then one in its page, and an atomic never spans two pages.
+	 */
+	if (iova > U64_MAX - (length - 1) || (start ^ iova) & ~PAGE_MASK)
 		return ERR_PTR(-EINVAL);
 
 	umem = ib_umem_get(ibpd->device, start, length, access);

@@ -100,7 +100,13 @@
  * most U32_MAX pages, 16 TiB with 4 KiB pages.  What a process can pin
  * (RLIMIT_MEMLOCK) is the limit a user meets first.
  */
-#define SROCE_MAX_MR_SIZE	((u64)U32_MAX << PAGE_SHIFT)
+/*
+ * Pages of a user MR at most: their addresses are one array, which
+ * kvmalloc() refuses (with a warning) at INT_MAX bytes; one page more
+ * for a start inside a page.  About 1 TiB.
+ */
+#define SROCE_MAX_MR_PAGES	(INT_MAX / sizeof(u64) - 1)
+#define SROCE_MAX_MR_SIZE	((u64)SROCE_MAX_MR_PAGES << PAGE_SHIFT)
 #define SROCE_MAX_MSG_SIZE	BIT(31)
 #define SROCE_PORT_GID_TBL_LEN	1024	/* as rdma_rxe's */
 #define SROCE_MAX_FRMR_PAGES	512

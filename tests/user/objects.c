@@ -546,6 +546,15 @@ static void big_mr(struct ibv_device_attr *da, struct ibv_pd *pd,
 		ibv_dereg_mr(dst);
 	if (big)
 		ibv_dereg_mr(big);
+	/* Its iova the last page of the address space and one more. */
+	errno = 0;
+	big = ibv_reg_mr_iova(pd, p, 8192, UINT64_MAX - 4095,
+			      IBV_ACCESS_REMOTE_READ);
+	tap(!big && errno == EINVAL,
+	   "an MR whose iova range wraps past 2^64 is refused with EINVAL (%d)",
+	   errno);
+	if (big)
+		ibv_dereg_mr(big);
 	munmap(p, len);
 	close(fd);
 
