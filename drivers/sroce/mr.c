@@ -461,6 +461,12 @@ enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp,
 				IB_ACCESS_REMOTE_ATOMIC)) &&
 	    !(wqe->reg_access & IB_ACCESS_LOCAL_WRITE))
 		return IB_WC_MW_BIND_ERR;
+	/*
+	 * Zero-based addressing and on-demand paging are not offered:
+	 * refused, rather than registered as something else (VA-based).
+	 */
+	if (wqe->reg_access & (IB_ZERO_BASED | IB_ACCESS_ON_DEMAND))
+		return IB_WC_MW_BIND_ERR;
 	/* Against every access of the MR, which checks under this lock. */
 	spin_lock_irqsave(&mr->lock, flags);
 	/*

@@ -987,6 +987,24 @@ sroce_test_errors(struct sroce_test *t, struct ib_qp *qa, struct ib_qp *qb,
 	sroce_test_ok(t, err == -EIO && wc.status == IB_WC_MW_BIND_ERR,
 		      "IB_WR_REG_MR of a valid MR: IB_WC_MW_BIND_ERR (%d, %d)",
 		      err, wc.status);
+
+	/* A zero-based FRWR is not offered: refused, not made VA-based. */
+	err = sroce_test_reconnect(t, qa, qb, cqa, cqb, sgid_index, 7);
+	inv.ex.invalidate_rkey = mr->rkey;
+	err = err ?: sroce_test_send(qb, cqb, &inv, &wc);
+	sroce_test_rc(t, err, 0, "IB_WR_LOCAL_INV of the MR");
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey) & 0xff);
+	reg.key = mr->rkey;
+	reg.access |= IB_ZERO_BASED;
+	err = err ?: sroce_test_send(qb, cqb, &reg.wr, &wc);
+	sroce_test_ok(t, err == -EIO && wc.status == IB_WC_MW_BIND_ERR,
+		      "IB_WR_REG_MR with IB_ZERO_BASED: IB_WC_MW_BIND_ERR (%d, %d)",
+		      err, wc.status);
+	/* The MR, free, takes the registration without it. */
+	err = sroce_test_reconnect(t, qa, qb, cqa, cqb, sgid_index, 7);
+	reg.access &= ~IB_ZERO_BASED;
+	err = err ?: sroce_test_send(qb, cqb, &reg.wr, &wc);
+	sroce_test_rc(t, err, 0, "then IB_WR_REG_MR without it");
 }
 
 /*
