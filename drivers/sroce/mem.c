@@ -309,12 +309,17 @@ int sroce_mr_access(struct sroce_mr *mr, u32 key,
 	if (mr->kind == SROCE_MR_MW)
 		return sroce_mw_copy(mr, key, rqp, access, va, buf, len,
 				     to_mr);
-	/* A re-registration may have moved it to another PD (mr.c). */
-	if (rqp && READ_ONCE(mr->ibmr.pd) != rqp->ibqp.pd)
-		return -EACCES;
 	spin_lock_irqsave(&mr->lock, flags);
-	err = sroce_mr_check_copy(mr, key, !!rqp, access, va, buf, len,
-				  to_mr);
+	/*
+	 * A re-registration may have moved it to another PD, under this
+	 * lock (mr.c): checked with the rest, so that no remote access
+	 * through the old PD lands after the rereg returned.
+	 */
+	if (rqp && READ_ONCE(mr->ibmr.pd) != rqp->ibqp.pd)
+		err = -EACCES;
+	else
+		err = sroce_mr_check_copy(mr, key, !!rqp, access, va, buf,
+					  len, to_mr);
 	spin_unlock_irqrestore(&mr->lock, flags);
 	return err;
 }
@@ -448,8 +453,12 @@ int sroce_mr_atomic(struct sroce_mr *mr, u32 key, const struct sroce_qp *rqp,
 		return sroce_mw_atomic(mr, key, rqp, va, op, cmp, swap_add,
 				       orig);
 	spin_lock_irqsave(&mr->lock, flags);
-	err = sroce_mr_check_atomic(mr, key, true, va, op, cmp, swap_add,
-				    orig);
+	/* The PD, as for a copy (sroce_mr_access()). */
+	if (READ_ONCE(mr->ibmr.pd) != rqp->ibqp.pd)
+		err = -EACCES;
+	else
+		err = sroce_mr_check_atomic(mr, key, true, va, op, cmp,
+					    swap_add, orig);
 	spin_unlock_irqrestore(&mr->lock, flags);
 	return err;
 }
