@@ -315,6 +315,27 @@ static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	sroce_comp_progress(qp);
 }
 
+/*
+ * retry_cnt retries in a row without progress are used up (IBA
+ * 9.7.6.1.3): the oldest WQE, which has been sent, completes in error and
+ * the QP enters the Error state.
+ */
+static void sroce_comp_retry_exc(struct sroce_qp *qp)
+{
+	struct sroce_send_wqe *wqe = sroce_sq_wqe(qp, qp->sq.head);
+
+	sroce_wqe_done(wqe, IB_WC_RETRY_EXC_ERR);
+	/*
+	 * After a go-back the requester may be resending this very WQE
+	 * (req.idx == sq.head): nothing would complete it.
+	 */
+	if (qp->req.idx == qp->sq.head) {
+		qp->req.idx++;
+		qp->req.offset = 0;
+	}
+	sroce_comp_run(qp);
+}
+
 /* RNR NAK timer values in microseconds, IBA 9.7.5.2.8 table 45. */
 static const u32 sroce_rnr_usecs[32] = {
 	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
@@ -366,7 +387,22 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	}
 	switch (syndrome & SROCE_AETH_VALUE_MASK) {
 	case SROCE_NAK_PSN_SEQ:
-		/* Everything before the NAK's PSN was acknowledged above. */
+		/*
+		 * Everything before the NAK's PSN was acknowledged above, so
+		 * comp.psn is the NAK's.  Go back once from it: a responder
+		 * NAKs a sequence error once (IBA 9.7.5.1.2), so another NAK
+		 * of that PSN is a copy, and going back again for each would
+		 * resend the window for every copy.  A sequence error uses a
+		 * retry, as a timeout does (IBA 9.7.6.1.3: retry_cnt).
+		 */
+		if (!wqe || qp->comp.gap_psn == qp->comp.psn)
+			return;
+		qp->comp.gap_psn = qp->comp.psn;
+		if (!qp->comp.retry) {
+			sroce_comp_retry_exc(qp);
+			return;
+		}
+		qp->comp.retry--;
 		sroce_req_rewind(qp);
 		return;
 	case SROCE_NAK_INV_REQ:
@@ -497,18 +533,7 @@ static void sroce_retry_timer(struct timer_list *t)
 	}
 	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RETRY_TIMEOUT);
 	if (!qp->comp.retry) {
-		struct sroce_send_wqe *wqe = sroce_sq_wqe(qp, qp->sq.head);
-
-		sroce_wqe_done(wqe, IB_WC_RETRY_EXC_ERR);
-		/*
-		 * After a go-back the requester may be resending this very
-		 * WQE (req.idx == sq.head): nothing would complete it.
-		 */
-		if (qp->req.idx == qp->sq.head) {
-			qp->req.idx++;
-			qp->req.offset = 0;
-		}
-		sroce_comp_run(qp);
+		sroce_comp_retry_exc(qp);
 		goto out;
 	}
 	qp->comp.retry--;

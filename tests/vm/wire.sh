@@ -54,8 +54,9 @@
 #   nak_order   an RNR NAK and a sequence NAK sent after all the READ
 #               responses queued before them, never between
 #   responses   answers IBA does not allow: a reserved ACK syndrome dropped
-#               and counted, a late RNR NAK ignored, a READ_RESPONSE_MIDDLE
-#               for a one-packet READ a bad response error
+#               and counted, a sequence NAK's copy and a late RNR NAK
+#               ignored, a READ_RESPONSE_MIDDLE for a one-packet READ a
+#               bad response error
 #   ud_dgid     (sroce1 on a veth pair) a UD datagram that arrives on the
 #               bound netdev for another of the host's addresses: dropped
 #               and counted; one to the device's own address received
