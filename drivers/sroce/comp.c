@@ -7,12 +7,14 @@
  *    to p (IBA 9.7.5.1.1); a read response or atomic ACK implicitly
  *    acknowledges the requests before it.
  *  - A NAK for a PSN sequence error makes the requester go back to the
- *    NAK's PSN; an RNR NAK stops it for the RNR timer (IBA 9.7.5.2.8)
- *    unless rnr_retry (7: infinite) is used up; the other NAKs complete
- *    the WQE in error and the QP enters the Error state.
+ *    NAK's PSN, once per PSN; an RNR NAK stops it for the RNR timer (IBA
+ *    9.7.5.2.8) unless rnr_retry (7: infinite) is used up; the other NAKs
+ *    complete the WQE in error and the QP enters the Error state.  RNR
+ *    and sequence NAKs for PSNs acknowledged since are late copies,
+ *    ignored.
  *  - The retry timer (4.096 us * 2^timeout, IBA 9.7.6.1.3) resends from the
- *    oldest unacknowledged PSN; retry_cnt consecutive retries without
- *    progress end in IB_WC_RETRY_EXC_ERR.
+ *    oldest unacknowledged PSN; retry_cnt consecutive retries (timeouts
+ *    and sequence NAKs) without progress end in IB_WC_RETRY_EXC_ERR.
  *  - WQEs complete in SQ order, only the signaled ones produce a
  *    completion unless in error (IBA 10.8.3.3, 11.4.1.1).
  */
@@ -173,6 +175,7 @@ static void sroce_comp_progress(struct sroce_qp *qp)
 	qp->comp.retry = qp->attr.retry_cnt;
 	qp->comp.rnr_retry = qp->attr.rnr_retry;
 	qp->comp.backoff = 0;
+	qp->comp.seq_nak_psn = U32_MAX;
 	qp->comp.progress = jiffies;
 	if (qp->comp.psn == qp->req.high_psn)
 		sroce_win_busy(qp, false);
@@ -322,8 +325,11 @@ static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
  */
 static void sroce_comp_retry_exc(struct sroce_qp *qp)
 {
-	struct sroce_send_wqe *wqe = sroce_sq_wqe(qp, qp->sq.head);
+	struct sroce_send_wqe *wqe;
 
+	/* What the peer acknowledged meanwhile completes first. */
+	sroce_comp_run(qp);
+	wqe = sroce_sq_wqe(qp, qp->sq.head);
 	sroce_wqe_done(wqe, IB_WC_RETRY_EXC_ERR);
 	/*
 	 * After a go-back the requester may be resending this very WQE
@@ -357,11 +363,15 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	/* A NAK acknowledges everything before its PSN. */
 	sroce_comp_ack(qp, sroce_psn_add(pkt->psn, SROCE_PSN_MASK));
 	/*
-	 * A NAK for a PSN acknowledged since is a late copy (the answer to
-	 * a packet we sent again has gone past it): acting on it would go
-	 * back, wait an RNR time or fail a WQE the peer has taken.
+	 * An RNR or sequence NAK for a PSN acknowledged since is a late
+	 * copy (the answer to a packet we sent again has gone past it):
+	 * acting on it would go back, or wait an RNR time.  An error NAK
+	 * may name a READ some of whose answers came (rdma_rxe NAKs with
+	 * the request's PSN when its MR check fails mid-answer): it counts
+	 * while its WQE is pending.
 	 */
-	if (sroce_psn_diff(pkt->psn, qp->comp.psn) < 0)
+	if ((rnr || (syndrome & SROCE_AETH_VALUE_MASK) == SROCE_NAK_PSN_SEQ) &&
+	    sroce_psn_diff(pkt->psn, qp->comp.psn) < 0)
 		return;
 	wqe = sroce_comp_wqe(qp, pkt->psn);
 
@@ -375,6 +385,7 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		if (qp->comp.rnr_retry != 7)
 			qp->comp.rnr_retry--;
 		qp->comp.rnr_wait = true;
+		qp->comp.seq_nak_psn = U32_MAX;	/* it resends from there */
 		sroce_req_rewind(qp);
 		if (!qp->dead) {
 			u32 us = sroce_rnr_usecs[syndrome &
@@ -388,16 +399,16 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	switch (syndrome & SROCE_AETH_VALUE_MASK) {
 	case SROCE_NAK_PSN_SEQ:
 		/*
-		 * Everything before the NAK's PSN was acknowledged above, so
-		 * comp.psn is the NAK's.  Go back once from it: a responder
-		 * NAKs a sequence error once (IBA 9.7.5.1.2), so another NAK
-		 * of that PSN is a copy, and going back again for each would
-		 * resend the window for every copy.  A sequence error uses a
-		 * retry, as a timeout does (IBA 9.7.6.1.3: retry_cnt).
+		 * Everything before the NAK's PSN was acknowledged above.  Go
+		 * back once for it: a responder NAKs a sequence error once
+		 * (IBA 9.7.5.1.2), so another NAK of that PSN is a copy, and
+		 * going back again for each would resend the window for every
+		 * copy.  A sequence error uses a retry, as a timeout does
+		 * (IBA 9.7.6.1.3: retry_cnt).
 		 */
-		if (!wqe || qp->comp.gap_psn == qp->comp.psn)
+		if (!wqe || qp->comp.seq_nak_psn == pkt->psn)
 			return;
-		qp->comp.gap_psn = qp->comp.psn;
+		qp->comp.seq_nak_psn = pkt->psn;
 		if (!qp->comp.retry) {
 			sroce_comp_retry_exc(qp);
 			return;
@@ -511,8 +522,8 @@ static void sroce_retry_timer(struct timer_list *t)
 	spin_lock_bh(&qp->lock);
 	/*
 	 * Nothing unanswered: no packet unacknowledged, no WQE unfinished;
-	 * or no timeout at all (0: infinite, IBA 9.7.6.1.3), as a modify in
-	 * SQD may have set while the timer ran.
+	 * or no timeout at all (0: infinite, IBA 9.7.6.1.3), which a modify
+	 * in SQD may have set while the timer was pending.
 	 */
 	if (qp->dead || qp->state == IB_QPS_ERR || !qp->attr.timeout ||
 	    (qp->comp.psn == qp->req.psn && qp->sq.head == qp->req.idx))
@@ -540,6 +551,7 @@ static void sroce_retry_timer(struct timer_list *t)
 	if (qp->comp.backoff < 5)
 		qp->comp.backoff++;
 	qp->comp.gap_psn = U32_MAX;
+	qp->comp.seq_nak_psn = U32_MAX;
 	sroce_req_rewind(qp);
 	qp->comp.progress = jiffies;
 	mod_timer(&qp->retry_timer, jiffies + sroce_retry_jiffies(qp));

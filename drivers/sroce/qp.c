@@ -523,6 +523,7 @@ static void sroce_qp_engine_attr(struct sroce_qp *qp, int mask,
 		qp->req.high_psn = qp->attr.sq_psn;
 		qp->comp.psn = qp->attr.sq_psn;
 		qp->comp.gap_psn = U32_MAX;
+		qp->comp.seq_nak_psn = U32_MAX;
 	}
 	if (mask & IB_QP_RETRY_CNT)
 		qp->comp.retry = qp->attr.retry_cnt;
@@ -587,7 +588,8 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	/*
 	 * IBA 11.6.3.1: the attributes of SQD take effect on a drained SQ;
 	 * while WRs are still in flight (resent to a new address, under a
-	 * new timeout) only Error or RESET may follow, as in rdma_rxe.
+	 * new timeout) only Error or RESET may follow (rdma_rxe allows only
+	 * Error, when the state is in the mask).
 	 */
 	if (cur == IB_QPS_SQD && next != IB_QPS_ERR && next != IB_QPS_RESET &&
 	    !sroce_sq_drained(qp)) {

@@ -96,14 +96,10 @@
  */
 #define SROCE_MAX_INIT_RD_ATOMIC	128
 /*
- * A user MR keeps one address per page in a u32-indexed array (mr.c): at
- * most U32_MAX pages, 16 TiB with 4 KiB pages.  What a process can pin
+ * Pages of a user MR at most: their addresses are one array (mr.c), which
+ * kvmalloc() refuses (with a warning) at INT_MAX bytes; one page more for
+ * a start inside a page.  About 1 TiB; what a process can pin
  * (RLIMIT_MEMLOCK) is the limit a user meets first.
- */
-/*
- * Pages of a user MR at most: their addresses are one array, which
- * kvmalloc() refuses (with a warning) at INT_MAX bytes; one page more
- * for a start inside a page.  About 1 TiB.
  */
 #define SROCE_MAX_MR_PAGES	(INT_MAX / sizeof(u64) - 1)
 #define SROCE_MAX_MR_SIZE	((u64)SROCE_MAX_MR_PAGES << PAGE_SHIFT)
@@ -647,6 +643,7 @@ struct sroce_req {
  * struct sroce_comp - completer state (comp.c)
  * @psn: the oldest PSN not yet acknowledged
  * @gap_psn: the @psn a loss was last reacted to
+ * @seq_nak_psn: the PSN of the sequence NAK last gone back for
  * @retry: transport retries left (IBA 9.7.6.1.3 retry_cnt)
  * @rnr_retry: RNR retries left (7: infinite)
  * @rnr_wait: the requester is stopped until the RNR timer fires
@@ -656,6 +653,7 @@ struct sroce_req {
 struct sroce_comp {
 	u32 psn;
 	u32 gap_psn;
+	u32 seq_nak_psn;
 	u32 retry;
 	u32 rnr_retry;
 	u8 backoff;
@@ -953,7 +951,6 @@ static inline bool sroce_pkt_from_peer(const struct sroce_qp *qp,
 	       !memcmp(&pkt->dgid, &qp->av.sgid, sizeof(pkt->dgid));
 }
 
-/* PSNs further back than this are not duplicates but garbage. */
 /*
  * A long RDMA READ is asked for in requests of at most this many response
  * packets, each a responder resource of its own: the window then bounds
@@ -962,6 +959,7 @@ static inline bool sroce_pkt_from_peer(const struct sroce_qp *qp,
  * all its responses).  Chunks start at multiples of it (req.c, comp.c).
  */
 #define SROCE_READ_CHUNK	64
+/* PSNs further back than this are not duplicates but garbage. */
 #define SROCE_PSN_WINDOW	0x400000	/* an int: compared with PSN diffs */
 
 extern struct workqueue_struct *sroce_wq;
