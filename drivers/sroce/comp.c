@@ -385,7 +385,14 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		if (qp->comp.rnr_retry != 7)
 			qp->comp.rnr_retry--;
 		qp->comp.rnr_wait = true;
-		qp->comp.seq_nak_psn = U32_MAX;	/* it resends from there */
+		/*
+		 * The packets sent behind the refused one reach the
+		 * responder out of sequence: its sequence NAK for this PSN
+		 * follows, and asks for the go-back done here.  Taken as a
+		 * copy, it uses no retry, or an RNR NAK that rnr_retry 7
+		 * allows for ever would end in retry exceeded.
+		 */
+		qp->comp.seq_nak_psn = pkt->psn;
 		sroce_req_rewind(qp);
 		if (!qp->dead) {
 			u32 us = sroce_rnr_usecs[syndrome &

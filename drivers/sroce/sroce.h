@@ -643,7 +643,7 @@ struct sroce_req {
  * struct sroce_comp - completer state (comp.c)
  * @psn: the oldest PSN not yet acknowledged
  * @gap_psn: the @psn a loss was last reacted to
- * @seq_nak_psn: the PSN of the sequence NAK last gone back for
+ * @seq_nak_psn: the PSN last gone back for on a sequence or RNR NAK
  * @retry: transport retries left (IBA 9.7.6.1.3 retry_cnt)
  * @rnr_retry: RNR retries left (7: infinite)
  * @rnr_wait: the requester is stopped until the RNR timer fires
