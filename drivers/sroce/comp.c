@@ -448,7 +448,7 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_pkt *pkt,
 void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_send_wqe *wqe;
-	u8 syndrome = 0;
+	u8 syndrome = 0, type;
 
 	lockdep_assert_held(&qp->lock);
 	if (qp->ibqp.qp_type != IB_QPT_RC || qp->state < IB_QPS_RTS ||
@@ -477,14 +477,14 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	 * and only an ACKNOWLEDGE packet carries a NAK; a read response or
 	 * atomic ACK carries an ACK.  Anything else is malformed, dropped.
 	 */
-	if ((syndrome & SROCE_AETH_TYPE_MASK) != SROCE_AETH_ACK &&
+	type = syndrome & SROCE_AETH_TYPE_MASK;
+	if (type != SROCE_AETH_ACK &&
 	    (sroce_opcode_op(pkt->opcode) != IB_OPCODE_ACKNOWLEDGE ||
-	     ((syndrome & SROCE_AETH_TYPE_MASK) != SROCE_AETH_RNR_NAK &&
-	      (syndrome & SROCE_AETH_TYPE_MASK) != SROCE_AETH_NAK))) {
+	     (type != SROCE_AETH_RNR_NAK && type != SROCE_AETH_NAK))) {
 		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_BAD_HDR);
 		return;
 	}
-	if ((syndrome & SROCE_AETH_TYPE_MASK) != SROCE_AETH_ACK) {
+	if (type != SROCE_AETH_ACK) {
 		sroce_comp_nak(qp, pkt, syndrome);
 		goto run;
 	}

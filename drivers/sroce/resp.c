@@ -187,9 +187,9 @@ static void sroce_resp_nak_ordered(struct sroce_qp *qp, u32 psn, u8 syndrome)
 	struct sroce_resp *resp = &qp->resp;
 
 	if (resp->rd_next != resp->rd_tail) {
+		/* Its PSN is epsn, which no packet moves while it waits. */
 		if (!resp->nak_pending) {
 			resp->nak_pending = true;
-			resp->nak_psn = psn;
 			resp->nak_syndrome = syndrome;
 		}
 		return;
@@ -468,7 +468,7 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 	}
 	if (resp->nak_pending) {
 		resp->nak_pending = false;
-		sroce_resp_nak_ordered(qp, resp->nak_psn, resp->nak_syndrome);
+		sroce_resp_nak_ordered(qp, resp->epsn, resp->nak_syndrome);
 	}
 	return false;
 }

@@ -714,13 +714,13 @@ enum sroce_resp_msg {
  * @msn: messages completed (carried in every AETH)
  * @nak_sent: a PSN sequence NAK was sent for @epsn (IBA 9.7.5.1.2: once)
  * @ack_pending: an ACK waits behind read responses
- * @nak_pending: an RNR or sequence NAK waits behind read responses
+ * @nak_pending: an RNR or sequence NAK for @epsn waits behind read
+ *	responses
  * @nak_syndrome: the AETH syndrome of the waiting NAK
  * @ack_due: a coalesced ACK of (@ack_psn, @ack_msn) waits for the end of
  *	the receive batch (resp.c)
  * @ack_queued: the QP is on a CPU's list of QPs with an ACK due, with a
  *	reference, linked by @ack_node
- * @nak_psn: the PSN of the waiting NAK (the expected PSN)
  * @ack_psn: the PSN the coalesced ACK acknowledges
  * @ack_msn: the MSN the coalesced ACK carries
  * @ack_node: in a CPU's list of QPs with an ACK due
@@ -752,7 +752,6 @@ struct sroce_resp {
 	u8 nak_syndrome;
 	bool ack_due;
 	bool ack_queued;
-	u32 nak_psn;
 	u32 ack_psn;
 	u32 ack_msn;
 	struct list_head ack_node;
