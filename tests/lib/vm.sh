@@ -104,6 +104,18 @@ output_is() {
 	[ "$("$@")" = "$want" ]
 }
 
+# objects_are WANT [SECONDS]: wait (default 30 s) until sroce's object
+# counts are WANT; if they never are, print what is left and which processes
+# hold a uverbs device.
+objects_are() {
+	wait_for "${2:-30}" output_is "$1" cat /sys/kernel/debug/sroce/objects &&
+		return 0
+	echo "want: $(echo $1)"
+	echo "have: $(tr '\n' ' ' < /sys/kernel/debug/sroce/objects)"
+	uverbs_holders | sed 's/^/uverbs held by: /'
+	return 1
+}
+
 # vm_nap: a tenth of a second without a fork.  Under emulation a fork and
 # exec of sleep(1) costs tens of milliseconds of CPU, so a VM polling with
 # it while the other VM runs a benchmark took a large share of the host's
@@ -281,6 +293,27 @@ perf_local() {
 # on a loaded CI host; any RDMA device does the same.
 cm_raced() { grep -q 'RDMA_CM_EVENT_REJECTED; error: 8\.' "$1"; }
 
+# kill_tree PID: PID and every process under it, the deepest first.
+kill_tree() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		kill_tree "$c"
+	done
+	kill "$1" 2> /dev/null
+}
+
+# uverbs_holders: the processes that hold a uverbs device open (for a
+# diagnostic when objects are left).
+uverbs_holders() {
+	local f
+	for f in /proc/[0-9]*/fd/*; do
+		case $(readlink "$f" 2> /dev/null) in
+		/dev/infiniband/uverbs*) f=${f#/proc/}; f=${f%%/*}
+			echo "$f $(tr '\0' ' ' < "/proc/$f/cmdline")" ;;
+		esac
+	done | sort -u
+}
+
 # vm_pair PORT SERVER CLIENT: run the command SERVER PORT on VM 0 and, once
 # a server listens on PORT (TCP or rdma_cm; or once the command PAIR_READY
 # PORT succeeds), CLIENT PORT on VM 1.  Both VMs
@@ -301,7 +334,9 @@ vm_pair() {
 		# cm_raced below): then it is stopped.
 		while kill -0 "$_spid" 2> /dev/null; do
 			if [ "$(vm_peek "cli.$_port")" = raced ]; then
-				kill "$_spid"
+				# The server runs in a subshell: a plain kill
+				# would leave the program (and its objects).
+				kill_tree "$_spid"
 				break
 			fi
 			vm_nap

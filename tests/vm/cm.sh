@@ -128,7 +128,7 @@ if [ "$VM_ID" = 0 ]; then
 	check "kernel server listens on $srv_ip:18700" cmt listen "$srv_ip" 18700
 	vm_barrier kernel-listen
 	vm_barrier kernel-100
-	check "server: every connection's objects freed" wait_for 30 output_is "$before" objects
+	check "server: every connection's objects freed" objects_are "$before"
 	check "server: the device's QPs all taken" cmt hog
 	grep "^hog" $ctl | sed 's/^/# /'
 	vm_barrier kernel-hog
@@ -146,7 +146,7 @@ else
 	n=$(scaled 100)
 	check "kernel client: $n connect/echo/disconnect cycles" cmt connect "$srv_ip" 18700 "$n" 10
 	grep "connections to" $ctl | sed 's/^/# /'
-	check "client: every connection's objects freed" wait_for 30 output_is "$before" objects
+	check "client: every connection's objects freed" objects_are "$before"
 	vm_barrier kernel-100
 	vm_barrier kernel-hog
 	check "a server out of QPs rejects: no QP available" cmt reject "$srv_ip" 18700
@@ -163,8 +163,7 @@ check "unload the rdma_cm test module" rmmod sroce_cm_test
 
 vm_barrier done
 rdma statistic show link sroce0/1 | sed "s/^/# /"
-check "every object is gone" wait_for 10 output_is "$before" objects
-[ "$before" = "$(objects)" ] || diag "before: $(echo $before) after: $(objects | tr '\n' ' ')"
+check "every object is gone" objects_are "$before" 10
 check "rdma link delete sroce0" rdma link delete sroce0
 check "rmmod sroce" rmmod sroce
 unload_check
