@@ -140,17 +140,83 @@ void sroce_comp_run(struct sroce_qp *qp)
 
 /*
  * The retry timeout of the QP, IBA 9.7.6.1.3: 4.096 us * 2^timeout, the
- * least a requester waits.  Consecutive timeouts without progress double it
- * (up to 32 times): a responder that is merely slow, a CPU starved under
- * emulation or a debug kernel, is not flooded with retransmissions of a
- * window it is still working through.
+ * least a requester waits.  A requester waits longer when its round trips
+ * take longer (sroce_comp_rtt()): its own queue of packets, shared with
+ * the device's other QPs, or a responder that takes a batch of them at a
+ * time, can hold an ACK past the user's timeout on a path that loses
+ * nothing, and every such timeout sends again what is still on its way.
+ * Each timeout doubles the wait (up to 32 times) until a round trip is
+ * measured again (RFC 6298 5.5 and 5.7): a responder that is merely slow,
+ * a CPU starved under emulation or a debug kernel, is not flooded with
+ * retransmissions of a window it is still working through, and the
+ * longer wait lets a round trip be measured at all, where each timeout
+ * ends the timing.  The round trip's part is bounded, so that a peer that
+ * went away is still found out within a minute.
  */
+#define SROCE_RTO_MAX	(8 * HZ)
+
 static unsigned long sroce_retry_jiffies(struct sroce_qp *qp)
 {
-	u64 ns = (4096ULL << min_t(u8, qp->attr.timeout, 31)) <<
-		 qp->comp.backoff;
+	struct sroce_comp *comp = &qp->comp;
+	u64 ns = (4096ULL << min_t(u8, qp->attr.timeout, 31)) << comp->backoff;
+	unsigned long rto = 0;
 
-	return max_t(unsigned long, nsecs_to_jiffies64(ns), 1);
+	if (comp->srtt)	/* RFC 6298 2.3: SRTT + 4 * RTTVAR */
+		rto = min_t(unsigned long, ((comp->srtt >> 3) +
+					    max(comp->rttvar, 1U)) <<
+			    comp->backoff, SROCE_RTO_MAX);
+	return max3(nsecs_to_jiffies64(ns), (u64)rto, 1ULL);
+}
+
+/**
+ * sroce_comp_timing - what the retry timer of @qp goes by, for operators
+ * @qp: an RC QP, with qp->lock held
+ * @srtt_ms: set to its smoothed round trip (0: none measured)
+ * @retry_ms: set to the time it waits for an ACK now
+ */
+void sroce_comp_timing(struct sroce_qp *qp, u32 *srtt_ms, u32 *retry_ms)
+{
+	*srtt_ms = jiffies_to_msecs(qp->comp.srtt >> 3);
+	*retry_ms = qp->attr.timeout ?
+		    jiffies_to_msecs(sroce_retry_jiffies(qp)) : 0;
+}
+
+/**
+ * sroce_comp_time - time the round trip of a request, if none is timed
+ * @qp: an RC QP, with qp->lock held
+ * @psn: the last PSN of a request sent for the first time
+ *
+ * Karn's rule (RFC 6298 3): only a request sent once is timed, and a
+ * retry ends the timing (sroce_req_rewind()), as its ACK could be the
+ * answer to either copy.
+ */
+void sroce_comp_time(struct sroce_qp *qp, u32 psn)
+{
+	if (qp->comp.rtt_on)
+		return;
+	qp->comp.rtt_on = true;
+	qp->comp.rtt_psn = psn;
+	qp->comp.rtt_at = jiffies;
+}
+
+/* The timed request is acknowledged: RFC 6298 2.2 and 2.3, in jiffies. */
+static void sroce_comp_rtt(struct sroce_qp *qp)
+{
+	struct sroce_comp *comp = &qp->comp;
+	u32 r = clamp_t(unsigned long, jiffies - comp->rtt_at, 1,
+			SROCE_RTO_MAX);
+	int err;
+
+	comp->rtt_on = false;
+	comp->backoff = 0;
+	if (!comp->srtt) {
+		comp->srtt = r << 3;
+		comp->rttvar = r << 1;
+		return;
+	}
+	err = r - (comp->srtt >> 3);
+	comp->srtt += err;
+	comp->rttvar += abs(err) - (comp->rttvar >> 2);
 }
 
 /**
@@ -167,14 +233,18 @@ void sroce_comp_arm(struct sroce_qp *qp)
 
 /*
  * The peer answered: the retry counts start again (IBA 9.7.6.1.3 counts
- * retries in a row); with everything acknowledged the QP's share of the
- * device's window goes back to the others.
+ * retries in a row), the timing of a round trip may end; with everything
+ * acknowledged the QP's share of the device's window goes back to the
+ * others.
  */
-static void sroce_comp_progress(struct sroce_qp *qp)
+static void sroce_comp_progress(struct sroce_qp *qp, u32 acked)
 {
+	if (qp->comp.rtt_on &&
+	    sroce_psn_diff(qp->comp.psn, qp->comp.rtt_psn) > 0)
+		sroce_comp_rtt(qp);
+	sroce_win_acked(qp, acked);
 	qp->comp.retry = qp->attr.retry_cnt;
 	qp->comp.rnr_retry = qp->attr.rnr_retry;
-	qp->comp.backoff = 0;
 	qp->comp.seq_nak_psn = U32_MAX;
 	qp->comp.progress = jiffies;
 	if (qp->comp.psn == qp->req.high_psn)
@@ -191,7 +261,7 @@ static void sroce_comp_progress(struct sroce_qp *qp)
  */
 static void sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 {
-	u32 idx, next = sroce_psn_add(psn, 1);
+	u32 idx, acked = 0, next = sroce_psn_add(psn, 1);
 	struct sroce_send_wqe *wqe;
 	bool progress = false, lost = false;
 
@@ -227,11 +297,12 @@ static void sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 		progress = true;
 	}
 	if (sroce_psn_diff(next, qp->comp.psn) > 0) {
+		acked = sroce_psn_diff(next, qp->comp.psn);
 		qp->comp.psn = next;
 		progress = true;
 	}
 	if (progress)
-		sroce_comp_progress(qp);
+		sroce_comp_progress(qp, acked);
 	if (lost && qp->comp.gap_psn != qp->comp.psn) {
 		qp->comp.gap_psn = qp->comp.psn;
 		sroce_req_rewind(qp);
@@ -315,7 +386,7 @@ static void sroce_comp_data(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	qp->comp.psn = sroce_psn_add(pkt->psn, 1);
 	if (last)
 		wqe->state = SROCE_WQE_DONE;
-	sroce_comp_progress(qp);
+	sroce_comp_progress(qp, 1);
 }
 
 /*
@@ -559,6 +630,7 @@ static void sroce_retry_timer(struct timer_list *t)
 		qp->comp.backoff++;
 	qp->comp.gap_psn = U32_MAX;
 	qp->comp.seq_nak_psn = U32_MAX;
+	sroce_win_timeout(qp);
 	sroce_req_rewind(qp);
 	qp->comp.progress = jiffies;
 	mod_timer(&qp->retry_timer, jiffies + sroce_retry_jiffies(qp));

@@ -88,7 +88,8 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	static const char * const name[] = {
 		"req_psn", "comp_psn", "resp_epsn", "sq_head", "req_idx",
 		"sq_tail", "rd_inflight", "retry_left", "rnr_wait",
-		"rd_pending", "resp_msn", "unacked", "window",
+		"rd_pending", "resp_msn", "unacked", "window", "srtt_ms",
+		"retry_ms",
 	};
 	struct sroce_qp *qp = to_sqp(ibqp);
 	bool rc = ibqp->qp_type == IB_QPT_RC;
@@ -110,7 +111,12 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	v[10] = qp->resp.msn;
 	/* RC: packets sent and not acknowledged, and how many may be. */
 	v[11] = rc ? sroce_psn_diff(qp->req.high_psn, qp->comp.psn) : 0;
-	v[12] = rc ? sroce_win_size(qp) : 0;
+	v[12] = rc ? sroce_req_window(qp) : 0;
+	/* RC: the round trip measured, and the retry timeout it sets. */
+	v[13] = 0;
+	v[14] = 0;
+	if (rc)
+		sroce_comp_timing(qp, &v[13], &v[14]);
 	/* The packets that came meanwhile are handled, their sends sent. */
 	sroce_qp_unlock(qp);
 

@@ -210,7 +210,7 @@ static bool sroce_req_ackreq(struct sroce_qp *qp, bool last)
 	ackreq = qp->ibqp.qp_type == IB_QPT_RC &&
 		 (last || req->noack >= SROCE_ACK_EVERY ||
 		  sroce_psn_diff(req->psn, qp->comp.psn) + 1 >=
-		  (int)sroce_win_size(qp));
+		  (int)sroce_req_window(qp));
 	if (ackreq)
 		req->noack = 0;
 	return ackreq;
@@ -317,6 +317,7 @@ static void sroce_req_advance(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 			      u32 info, u32 npkts, u32 len, bool last)
 {
 	struct sroce_req *req = &qp->req;
+	bool fresh = sroce_psn_diff(req->psn, req->high_psn) >= 0;
 
 	/*
 	 * Nothing was outstanding: the retry clock starts now, not at the
@@ -340,8 +341,12 @@ static void sroce_req_advance(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 		if (qp->ibqp.qp_type != IB_QPT_RC)
 			wqe->state = SROCE_WQE_DONE;	/* nothing to wait for */
 	}
-	if (qp->ibqp.qp_type == IB_QPT_RC)
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		if (fresh)
+			sroce_comp_time(qp, sroce_psn_add(req->psn,
+							  SROCE_PSN_MASK));
 		sroce_comp_arm(qp);
+	}
 }
 
 static int sroce_req_send_one(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
@@ -565,7 +570,7 @@ again:
 			continue;
 		}
 		if (rc && sroce_psn_diff(req->psn, qp->comp.psn) >=
-			  (int)sroce_win_size(qp))
+			  (int)sroce_req_window(qp))
 			break;
 		/* Resumed by the packet that brings it to LOW (net.c). */
 		if (atomic_read(&qp->skb_out) >= SROCE_SKB_OUT_MAX)
@@ -663,6 +668,7 @@ void sroce_req_rewind(struct sroce_qp *qp)
 {
 	if (!sroce_req_seek(qp))
 		return;
+	qp->comp.rtt_on = false;	/* Karn's rule (sroce_comp_time()) */
 	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RETRANS);
 	trace_sroce_retry(qp, qp->req.psn);
 }

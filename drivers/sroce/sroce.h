@@ -625,6 +625,8 @@ struct sroce_srq {
  * @offset: bytes of WQE @idx already sent
  * @noack: packets sent since the last one that asked for an ACK
  * @rd_inflight: reads and atomics sent and not yet answered
+ * @cwnd: after a retry timeout, the packets it may keep unacknowledged
+ *	until its window is reopened (window.c); 0: no such limit
  * @halt: a WQE failed locally: nothing from @halt_at on starts
  * @halt_at: the SQ index after the failed WQE
  */
@@ -635,6 +637,7 @@ struct sroce_req {
 	u32 offset;
 	u32 noack;
 	u32 rd_inflight;
+	u32 cwnd;
 	bool halt;
 	u32 halt_at;
 };
@@ -647,7 +650,13 @@ struct sroce_req {
  * @retry: transport retries left (IBA 9.7.6.1.3 retry_cnt)
  * @rnr_retry: RNR retries left (7: infinite)
  * @rnr_wait: the requester is stopped until the RNR timer fires
- * @backoff: consecutive retry timeouts; each doubles the next timeout
+ * @backoff: retry timeouts since a round trip was last measured; each
+ *	doubles the next timeout
+ * @rtt_on: a round trip is being timed: the ACK of @rtt_psn ends it
+ * @rtt_psn: the last PSN of the request being timed
+ * @rtt_at: jiffies when that request was sent
+ * @srtt: the smoothed round trip, jiffies * 8 (0: none measured yet)
+ * @rttvar: its mean deviation, jiffies * 4
  * @progress: jiffies of the last acknowledged progress
  */
 struct sroce_comp {
@@ -658,6 +667,11 @@ struct sroce_comp {
 	u32 rnr_retry;
 	u8 backoff;
 	bool rnr_wait;
+	bool rtt_on;
+	u32 rtt_psn;
+	unsigned long rtt_at;
+	u32 srtt;
+	u32 rttvar;
 	unsigned long progress;
 };
 
@@ -1306,6 +1320,8 @@ void sroce_comp_init(struct sroce_qp *qp);
 void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 void sroce_comp_run(struct sroce_qp *qp);
 void sroce_comp_arm(struct sroce_qp *qp);
+void sroce_comp_time(struct sroce_qp *qp, u32 psn);
+void sroce_comp_timing(struct sroce_qp *qp, u32 *srtt_ms, u32 *retry_ms);
 void sroce_wqe_release(struct sroce_send_wqe *wqe);
 
 /* window.c - RC window control */
@@ -1318,6 +1334,9 @@ void sroce_wqe_release(struct sroce_send_wqe *wqe);
 #define SROCE_ACK_EVERY		32
 #define SROCE_WIN_MIN		SROCE_ACK_EVERY
 u32 sroce_win_size(struct sroce_qp *qp);
+u32 sroce_req_window(struct sroce_qp *qp);
+void sroce_win_timeout(struct sroce_qp *qp);
+void sroce_win_acked(struct sroce_qp *qp, u32 npkts);
 void sroce_win_busy(struct sroce_qp *qp, bool busy);
 
 /* resp.c - responder */

@@ -71,6 +71,56 @@ u32 sroce_win_size(struct sroce_qp *qp)
 		     READ_ONCE(sroce_max_unacked) / max(busy, 1));
 }
 
+/*
+ * After a retry timeout: the peer acknowledged nothing for the whole
+ * timeout, so the path holds more than it drains in that time (a slow
+ * responder: another host's scheduling, a debug kernel) or lost what was
+ * sent.  Go-back-N resends from the oldest PSN; resending the whole
+ * window at once would add a window of duplicates to a queue that is
+ * already too long, and time out again.  So the requester sends the
+ * oldest packet alone (the loss window of RFC 5681 3.1) and widens by one
+ * packet per packet acknowledged (the window doubles each round trip, as
+ * TCP's slow start after a retransmission timeout) until it has its share
+ * of the device's window again.  An ACK of the packets sent before the
+ * timeout, which were only late, reopens it as far at once.
+ */
+
+/**
+ * sroce_req_window - packets the requester may keep unacknowledged now
+ * @qp: an RC QP, with qp->lock held
+ *
+ * Return: its share of the device's window, or less after a retry timeout.
+ */
+u32 sroce_req_window(struct sroce_qp *qp)
+{
+	u32 win = sroce_win_size(qp);
+
+	return qp->req.cwnd ? min(win, qp->req.cwnd) : win;
+}
+
+/**
+ * sroce_win_timeout - a retry timeout: send again from a window of one
+ * @qp: an RC QP, with qp->lock held
+ */
+void sroce_win_timeout(struct sroce_qp *qp)
+{
+	qp->req.cwnd = 1;
+}
+
+/**
+ * sroce_win_acked - packets newly acknowledged widen a narrowed window
+ * @qp: an RC QP, with qp->lock held
+ * @npkts: PSNs an ACK or response moved the oldest unacknowledged PSN by
+ */
+void sroce_win_acked(struct sroce_qp *qp, u32 npkts)
+{
+	if (!qp->req.cwnd)
+		return;
+	qp->req.cwnd += npkts;	/* below 2^24: no wrap */
+	if (qp->req.cwnd >= sroce_win_size(qp))
+		qp->req.cwnd = 0;
+}
+
 /**
  * sroce_win_busy - the QP has packets unacknowledged, or has none
  * @qp: the QP, with qp->lock held

@@ -19,7 +19,7 @@ g=$(sroce_gid "$(gid4_tail "$(vm_ip "$VM_ID")")")
 before=$(objects)
 # The engine state is in the driver nest, where the rdma tool finds it.
 check "rdma -dd res show qp: engine state of QP1" bash -c \
-	"rdma -dd res show qp link sroce0/1 lqpn 1 | grep -q 'drv_req_psn 0 .*drv_unacked 0 drv_window 0'"
+	"rdma -dd res show qp link sroce0/1 lqpn 1 | grep -q 'drv_req_psn 0 .*drv_unacked 0 drv_window 0 drv_srtt_ms 0 drv_retry_ms 0'"
 vm_barrier up
 
 check "ibv_rc_pingpong" perf_pair 18515 0 ibv_rc_pingpong -d sroce0 -g "$g" -n 200

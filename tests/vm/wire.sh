@@ -57,6 +57,8 @@
 #               and counted, a sequence NAK's copy and a late RNR NAK
 #               ignored, a READ_RESPONSE_MIDDLE for a one-packet READ a
 #               bad response error
+#   timeout_window after a retry timeout the oldest packet goes again alone,
+#               not the window; each one acknowledged lets one more go
 #   ud_dgid     (sroce1 on a veth pair) a UD datagram that arrives on the
 #               bound netdev for another of the host's addresses: dropped
 #               and counted; one to the device's own address received
@@ -88,7 +90,7 @@ before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
 	 atomic_write atomic_replay gsi dup_read uc_hostile access ud_oversize lengths \
-	 nak_order responses; do
+	 nak_order responses timeout_window; do
 	scenario "$s"
 done
 
