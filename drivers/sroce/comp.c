@@ -150,22 +150,24 @@ void sroce_comp_run(struct sroce_qp *qp)
  * a CPU starved under emulation or a debug kernel, is not flooded with
  * retransmissions of a window it is still working through, and the
  * longer wait lets a round trip be measured at all, where each timeout
- * ends the timing.  The round trip's part is bounded, so that a peer that
- * went away is still found out within a minute.
+ * ends the timing.  Beyond the user's timeout a wait is at most
+ * SROCE_RTO_MAX, so that a peer that went away is found out within
+ * retry_cnt + 1 such waits (a minute at most with retry_cnt 7).
  */
 #define SROCE_RTO_MAX	(8 * HZ)
 
 static unsigned long sroce_retry_jiffies(struct sroce_qp *qp)
 {
 	struct sroce_comp *comp = &qp->comp;
-	u64 ns = (4096ULL << min_t(u8, qp->attr.timeout, 31)) << comp->backoff;
-	unsigned long rto = 0;
+	u64 iba = nsecs_to_jiffies64(4096ULL << min_t(u8, qp->attr.timeout,
+						      31));
+	u64 wait = iba;
 
 	if (comp->srtt)	/* RFC 6298 2.3: SRTT + 4 * RTTVAR */
-		rto = min_t(unsigned long, ((comp->srtt >> 3) +
-					    max(comp->rttvar, 1U)) <<
-			    comp->backoff, SROCE_RTO_MAX);
-	return max3(nsecs_to_jiffies64(ns), (u64)rto, 1ULL);
+		wait = max_t(u64, wait, (comp->srtt >> 3) +
+			     max(comp->rttvar, 1U));
+	wait = min_t(u64, wait << comp->backoff, SROCE_RTO_MAX);
+	return max3(iba, wait, 1ULL);
 }
 
 /**

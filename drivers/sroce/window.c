@@ -78,11 +78,13 @@ u32 sroce_win_size(struct sroce_qp *qp)
  * sent.  Go-back-N resends from the oldest PSN; resending the whole
  * window at once would add a window of duplicates to a queue that is
  * already too long, and time out again.  So the requester sends the
- * oldest packet alone (the loss window of RFC 5681 3.1) and widens by one
- * packet per packet acknowledged (the window doubles each round trip, as
- * TCP's slow start after a retransmission timeout) until it has its share
- * of the device's window again.  An ACK of the packets sent before the
- * timeout, which were only late, reopens it as far at once.
+ * oldest request alone (the loss window of RFC 5681 3.1: one packet, or
+ * a READ asking again for the rest of its chunk) and widens by one packet
+ * per packet acknowledged (the window doubles each round trip, as TCP's
+ * slow start after a retransmission timeout) until it has its share of
+ * the device's window again, or has nothing unacknowledged.  An ACK of
+ * the packets sent before the timeout, which were only late, reopens it
+ * as far at once.
  */
 
 /**
@@ -138,6 +140,9 @@ void sroce_win_busy(struct sroce_qp *qp, bool busy)
 	if (qp->win_busy == busy)
 		return;
 	qp->win_busy = busy;
+	/* Everything acknowledged: the path drained, no narrowing to keep. */
+	if (!busy)
+		qp->req.cwnd = 0;
 	if (busy)
 		nr = atomic_inc_return(&sdev->win_busy);
 	else
