@@ -88,9 +88,13 @@ static bool sroce_wqe_wc(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
  *
  * A WQE that finished in error completes with its status and puts the QP
  * into the Error state (a UC or UD QP: Send Queue Error), flushing the
- * rest (IBA 10.3.1, 11.6.2).
+ * rest (IBA 10.3.1, 11.6.2); so does a completion its CQ has no room for
+ * (sroce_qp_complete()).
+ *
+ * Return: true if the QP left its state so: the SQ is flushed, and its
+ * head is no WQE to work on.
  */
-void sroce_comp_run(struct sroce_qp *qp)
+bool sroce_comp_run(struct sroce_qp *qp)
 {
 	unsigned long flags;
 
@@ -122,11 +126,13 @@ void sroce_comp_run(struct sroce_qp *qp)
 			 */
 			trace_sroce_complete(qp, &wc);
 			sroce_qp_sq_error(qp, &wc);
-			return;
+			return true;
 		}
 		if (signaled) {
 			trace_sroce_complete(qp, &wc);
-			sroce_cq_complete(to_scq(qp->ibqp.send_cq), &wc, false);
+			if (sroce_qp_complete(qp, qp->ibqp.send_cq, &wc,
+					      false))
+				return true;	/* its CQ overran: flushed */
 		}
 	}
 	if (qp->state == IB_QPS_SQD && qp->attr.en_sqd_async_notify &&
@@ -136,6 +142,7 @@ void sroce_comp_run(struct sroce_qp *qp)
 	}
 	if (qp->sq.head == qp->req.idx && qp->comp.psn == qp->req.psn)
 		del_timer(&qp->retry_timer);
+	return false;
 }
 
 /*
@@ -400,8 +407,13 @@ static void sroce_comp_retry_exc(struct sroce_qp *qp)
 {
 	struct sroce_send_wqe *wqe;
 
-	/* What the peer acknowledged meanwhile completes first. */
-	sroce_comp_run(qp);
+	/*
+	 * What the peer acknowledged meanwhile completes first; if one of
+	 * those completions failed the QP (its CQ overran), the SQ is
+	 * flushed and sq.head is no WQE.
+	 */
+	if (sroce_comp_run(qp))
+		return;
 	wqe = sroce_sq_wqe(qp, qp->sq.head);
 	sroce_wqe_done(wqe, IB_WC_RETRY_EXC_ERR);
 	/*

@@ -11,7 +11,8 @@
  *    request, and IB_CQ_REPORT_MISSED_EVENTS reports a non-empty CQ;
  *  - 11.6.2 a CQ overrun is an affiliated asynchronous error
  *    (IB_EVENT_CQ_ERR); the overflowing completion is lost and the CQ
- *    stays in error.
+ *    stays in error (C11-37); a QP whose completion is lost goes to
+ *    Error (C9-218, sroce_qp_complete()).
  *
  * A user CQ whose provider asks for it is mapped (sroce-abi.h): its ring
  * of struct ib_uverbs_wc lives in memory the process maps, and it polls

@@ -358,6 +358,9 @@ void sroce_qp_deliver_events(struct sroce_qp *qp)
 {
 	if (READ_ONCE(qp->sqd_event) && xchg(&qp->sqd_event, false))
 		sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
+	/* The cause before what follows from it. */
+	if (READ_ONCE(qp->fatal_event) && xchg(&qp->fatal_event, false))
+		sroce_qp_event(qp, IB_EVENT_QP_FATAL);
 	if (READ_ONCE(qp->last_wqe_event) && xchg(&qp->last_wqe_event, false))
 		sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	sroce_qp_deliver_shared(qp);
@@ -371,17 +374,22 @@ void sroce_qp_deliver_events(struct sroce_qp *qp)
  * that polls @wc may move the QP on at once (ib_mad moves QP1 from SQE to
  * RTS with IB_QP_CUR_STATE) and must find it in its new state.
  */
-static void sroce_qp_fail_state(struct sroce_qp *qp, enum ib_qp_state state,
+static bool sroce_qp_fail_state(struct sroce_qp *qp, enum ib_qp_state state,
 				struct ib_wc *wc)
 {
 	unsigned long flags;
+	bool lost = false;
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	/* Pairs with the acquire of lockless readers (receive path). */
 	smp_store_release(&qp->state, state);
 	if (wc)
-		sroce_cq_complete(to_scq(qp->ibqp.send_cq), wc, false);
+		lost = sroce_cq_complete(to_scq(qp->ibqp.send_cq), wc, false);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	/* Its CQ overran: IB_EVENT_QP_FATAL too (sroce_qp_complete()). */
+	if (lost)
+		qp->fatal_event = true;
+	return lost;
 }
 
 /* sroce_qp_error(), after the send WQE that failed completes with @wc. */
@@ -426,6 +434,34 @@ void sroce_qp_error(struct sroce_qp *qp)
 }
 
 /**
+ * sroce_qp_complete - complete a WQE that succeeded
+ * @qp: the QP, with qp->lock held
+ * @ibcq: its send or receive CQ
+ * @wc: the completion
+ * @solicited: the completion is for a solicited message
+ *
+ * A completion that finds its CQ full, or in error after an overrun, is
+ * lost, and the QP cannot go on: IBA C9-218 (a requester class F error)
+ * and C11-37 (an affiliated asynchronous error for every work queue that
+ * uses an overrun CQ) move it to the Error state, with IB_EVENT_QP_FATAL
+ * beside the CQ's IB_EVENT_CQ_ERR.  The responder then sends no ACK for
+ * the message whose completion was lost (sroce_resp_rcv() stops at Error).
+ *
+ * Return: true if the completion was lost and the QP moved to Error.
+ */
+bool sroce_qp_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
+		       const struct ib_wc *wc, bool solicited)
+{
+	lockdep_assert_held(&qp->lock);
+	if (!sroce_cq_complete(to_scq(ibcq), wc, solicited) ||
+	    qp->state == IB_QPS_ERR)
+		return false;
+	qp->fatal_event = true;
+	sroce_qp_error(qp);
+	return true;
+}
+
+/**
  * sroce_qp_sq_error - a send WQE failed: Send Queue Error, or Error
  * @qp: the QP, with qp->lock held
  * @wc: the failed WQE's completion, which shows once the state is set
@@ -443,11 +479,18 @@ void sroce_qp_sq_error(struct sroce_qp *qp, struct ib_wc *wc)
 		sroce_qp_error_wc(qp, wc);
 		return;
 	}
+	/* A completion its CQ has no room for ends the QP: Error. */
 	if (qp->state == IB_QPS_SQE) {
-		sroce_cq_complete(to_scq(qp->ibqp.send_cq), wc, false);
+		if (sroce_cq_complete(to_scq(qp->ibqp.send_cq), wc, false)) {
+			qp->fatal_event = true;
+			sroce_qp_error(qp);
+		}
 		return;
 	}
-	sroce_qp_fail_state(qp, IB_QPS_SQE, wc);
+	if (sroce_qp_fail_state(qp, IB_QPS_SQE, wc)) {
+		sroce_qp_error(qp);
+		return;
+	}
 	sroce_qp_flush(qp);
 	/* A drain asked for in SQD ended in error: no SQ_DRAINED for it. */
 	qp->attr.en_sqd_async_notify = 0;
@@ -536,6 +579,20 @@ static void sroce_qp_engine_attr(struct sroce_qp *qp, int mask,
 		qp->comp.rnr_retry = qp->attr.rnr_retry;
 }
 
+/*
+ * The engine moved the QP to Error (or Send Queue Error) after modify_qp
+ * checked the transition: a move to Error or RESET, still allowed from
+ * there, goes on from the new state.  ib_drain_qp() asks for Error and
+ * warns when it is refused, and the QP is where it asked anyway.
+ */
+static bool sroce_qp_failed_meanwhile(struct sroce_qp *qp, int mask,
+				      enum ib_qp_state next)
+{
+	return (next == IB_QPS_ERR || next == IB_QPS_RESET) &&
+	       !(mask & IB_QP_CUR_STATE) &&
+	       ib_modify_qp_is_ok(qp->state, next, qp->ibqp.qp_type, mask);
+}
+
 int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata)
 {
@@ -583,13 +640,14 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 
 	spin_lock_bh(&qp->lock);
-	if (qp->state != cur) {
-		/* The engine moved the QP to Error meanwhile. */
+	if (qp->state != cur &&
+	    !sroce_qp_failed_meanwhile(qp, mask, next)) {
 		sroce_qp_release(qp);
 		kvfree(rd);
 		err = -EINVAL;
 		goto out_flush;
 	}
+	cur = qp->state;
 	/*
 	 * IBA 11.6.3.1: the attributes of SQD take effect on a drained SQ;
 	 * while WRs are still in flight (resent to a new address, under a

@@ -812,6 +812,7 @@ struct sroce_qp {
 	bool dead;			/* destroy started: no timers, no work */
 	bool sqd_event;			/* IB_EVENT_SQ_DRAINED to deliver */
 	bool last_wqe_event;		/* IB_EVENT_QP_LAST_WQE_REACHED too */
+	bool fatal_event;		/* IB_EVENT_QP_FATAL too */
 	bool bound_mw2;			/* bound a type 2B window (mw.c) */
 	u16 src_port;			/* UDP source port (per-QP entropy) */
 	u16 ip_id;			/* next IPv4 ID (net.c), under lock */
@@ -1202,6 +1203,8 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 void sroce_qp_error(struct sroce_qp *qp);
+bool sroce_qp_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
+		       const struct ib_wc *wc, bool solicited);
 void sroce_qp_sq_error(struct sroce_qp *qp, struct ib_wc *wc);
 void sroce_qp_deliver_events(struct sroce_qp *qp);
 void sroce_qp_deliver_shared(struct sroce_qp *qp);
@@ -1318,7 +1321,7 @@ int sroce_wqe_fill(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 /* comp.c - completer */
 void sroce_comp_init(struct sroce_qp *qp);
 void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
-void sroce_comp_run(struct sroce_qp *qp);
+bool sroce_comp_run(struct sroce_qp *qp);
 void sroce_comp_arm(struct sroce_qp *qp);
 void sroce_comp_time(struct sroce_qp *qp, u32 psn);
 void sroce_comp_timing(struct sroce_qp *qp, u32 *srtt_ms, u32 *retry_ms);

@@ -140,12 +140,12 @@ void sroce_win_busy(struct sroce_qp *qp, bool busy)
 	if (qp->win_busy == busy)
 		return;
 	qp->win_busy = busy;
-	/* Everything acknowledged: the path drained, no narrowing to keep. */
-	if (!busy)
-		qp->req.cwnd = 0;
-	if (busy)
+	if (busy) {
 		nr = atomic_inc_return(&sdev->win_busy);
-	else
+	} else {
+		/* Everything acknowledged: the path drained, no narrowing. */
+		qp->req.cwnd = 0;
 		nr = atomic_dec_return(&sdev->win_busy);
+	}
 	trace_sroce_window(qp, busy, nr);
 }

@@ -6,7 +6,7 @@
  * it must not be.  The provider posts and polls through kernel commands,
  * so every WR field given here reaches sroce_post_send as it is.
  *
- * Usage: sroce_hostile [DEVICE [CASES]]   (default sroce0, cases abcdefghij)
+ * Usage: sroce_hostile [DEVICE [CASES]]   (default sroce0, cases abcdefghijk)
  * Prints TAP; exits 0 iff every check passed.
  *
  * One device, loopback: two RC QPs of one PD connected to each other over
@@ -29,7 +29,11 @@
  *     then rings of garbage cost the QPs, and nothing else;
  *  j. raw uverbs write() commands whose driver data (RESIZE_CQ of a
  *     kernel and of a mapped CQ, ALLOC_PD, GET_CONTEXT) holds a byte the
- *     driver does not know: EOPNOTSUPP; the same with zeros is carried out.
+ *     driver does not know: EOPNOTSUPP; the same with zeros is carried out;
+ *  k. a consumer that never polls overruns its CQ, at the requester and at
+ *     the responder: IBV_EVENT_CQ_ERR, and the QP whose completion was
+ *     lost goes to Error with IBV_EVENT_QP_FATAL (IBA C9-218, C11-37); a
+ *     SEND whose receive completion was lost is not acknowledged.
  *
  * Each case runs in a child process with its own device context: a case
  * that crashes, or a kernel path that never returns, costs that case only,
@@ -2693,6 +2697,186 @@ static void case_j(struct dev *d)
 	ok(!err, "j: GET_CONTEXT with zeros there: a context (%s)", strerror(err));
 }
 
+/* ---------------------------------------------------------------------- */
+/* k. CQ overrun: the QP whose completion is lost goes to Error. */
+
+/*
+ * Async events within @ms: bit 0 for IBV_EVENT_QP_FATAL of @qp, bit 1 for
+ * IBV_EVENT_CQ_ERR of @cq.
+ */
+static int fatal_events(struct dev *d, struct ibv_qp *qp, struct ibv_cq *cq,
+			int ms)
+{
+	struct pollfd pfd = { .fd = d->ctx->async_fd, .events = POLLIN };
+	double end = now() + ms / 1000.0;
+	struct ibv_async_event ev;
+	int seen = 0;
+
+	while (seen != 3 && now() < end &&
+	       poll(&pfd, 1, (int)((end - now()) * 1000) + 1) == 1) {
+		if (ibv_get_async_event(d->ctx, &ev))
+			break;
+		if (ev.event_type == IBV_EVENT_QP_FATAL && ev.element.qp == qp)
+			seen |= 1;
+		else if (ev.event_type == IBV_EVENT_CQ_ERR &&
+			 ev.element.cq == cq)
+			seen |= 2;
+		else
+			diag("k: async event %s", ibv_event_type_str(ev.event_type));
+		ibv_ack_async_event(&ev);
+	}
+	return seen;
+}
+
+/*
+ * The completions of @cq within 500 ms, which must be successful, with
+ * wr_id @base, @base + 1, ... (modulo @mod): how many, or -1.
+ */
+static int polled_in_order(struct ibv_cq *cq, uint64_t base, uint64_t mod)
+{
+	struct ibv_wc wc[SQ_DEPTH];
+	int got, i;
+
+	got = poll_n(cq, wc, SQ_DEPTH, 500);
+	for (i = 0; i < got; i++)
+		if (wc[i].status != IBV_WC_SUCCESS ||
+		    wc[i].wr_id != (base + i) % mod)
+			return -1;
+	return got;
+}
+
+/* A port counter of the device (hw_counters), or -1. */
+static long long port_counter(struct dev *d, const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		 ibv_get_device_name(d->ctx->device), name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static void case_k_requester(struct dev *d, struct pair *p, int cqe)
+{
+	struct ibv_sge sge = { (uintptr_t)SRC(d), 8, d->mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	int i, seen, got;
+
+	wr.wr.rdma.remote_addr = (uintptr_t)DST(d);
+	wr.wr.rdma.rkey = d->mr->rkey;
+	for (i = 0; i < cqe + 2; i++) {
+		wr.wr_id = i;
+		if (post_send1(p->qp[0], &wr))
+			break;
+	}
+	ok(i == cqe + 2, "k: %d signaled WRITEs posted to a CQ of %d", i, cqe);
+	seen = fatal_events(d, p->qp[0], p->cq[0], 5000 * scale);
+	ok(seen & 2, "k: requester: IBV_EVENT_CQ_ERR");
+	ok(seen & 1, "k: requester: IBV_EVENT_QP_FATAL for the QP that lost its completion");
+	ok(qp_state(p->qp[0]) == IBV_QPS_ERR, "k: requester: the QP is in Error (%s)",
+	   state_str(qp_state(p->qp[0])));
+	got = polled_in_order(p->cq[0], 0, UINT64_MAX);
+	ok(got == cqe, "k: requester: the %d completions before the overrun, in order, no more (%d)",
+	   cqe, got);
+	ok(qp_state(p->qp[1]) == IBV_QPS_RTS,
+	   "k: requester: its peer, whose CQ did not overrun, is still in RTS");
+}
+
+static void case_k_responder(struct dev *d, struct pair *p, int cqe)
+{
+	struct ibv_sge sge = { (uintptr_t)SRC(d), 8, d->mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	unsigned int base = d->rslot % NRSLOT;
+	long long acks, acks_after;
+	struct ibv_wc wc;
+	int i, seen, got;
+
+	if (post_recvs(d, p, cqe + 1, 64)) {
+		ok(0, "k: responder: receives posted");
+		return;
+	}
+	/* cqe SENDs, each completed at the sender: the receive CQ fills. */
+	for (i = 0; i < cqe; i++) {
+		wr.wr_id = i;
+		if (post_send1(p->qp[0], &wr) ||
+		    poll_n(p->cq[0], &wc, 1, 5000 * scale) != 1 ||
+		    wc.status != IBV_WC_SUCCESS)
+			break;
+	}
+	ok(i == cqe, "k: responder: %d SENDs fill its receive CQ (%d)", cqe, i);
+	/* Every ACK of those was sent: the sender completed them. */
+	acks = port_counter(d, "ack_sent");
+	wr.wr_id = cqe;
+	ok(!post_send1(p->qp[0], &wr), "k: responder: one more SEND posted");
+	seen = fatal_events(d, p->qp[1], p->cq[1], 5000 * scale);
+	ok(seen & 2, "k: responder: IBV_EVENT_CQ_ERR");
+	ok(seen & 1, "k: responder: IBV_EVENT_QP_FATAL for the QP that lost its completion");
+	ok(qp_state(p->qp[1]) == IBV_QPS_ERR, "k: responder: the QP is in Error (%s)",
+	   state_str(qp_state(p->qp[1])));
+	/*
+	 * Its receive completion was lost: no ACK leaves for it (the sender
+	 * resends it meanwhile, into a QP in Error), and it never completes
+	 * successfully at the sender.
+	 */
+	got = poll_n(p->cq[0], &wc, 1, 500 * scale);
+	acks_after = port_counter(d, "ack_sent");
+	ok(acks >= 0 && acks_after == acks,
+	   "k: responder: no ACK for the SEND whose receive completion was lost (%lld, then %lld)",
+	   acks, acks_after);
+	ok(got == 0 || wc.status != IBV_WC_SUCCESS,
+	   "k: responder: that SEND does not complete successfully (%s)",
+	   got ? ibv_wc_status_str(wc.status) : "no completion yet");
+	got = polled_in_order(p->cq[1], base, NRSLOT);
+	ok(got == cqe, "k: responder: the %d receive completions before the overrun, no more (%d)",
+	   cqe, got);
+}
+
+/* Both CQ paths: the mapped rings, then the uverbs commands. */
+static void case_k(struct dev *d)
+{
+	static const char *const how[] = { "1", "0" };
+	struct pair p;
+	unsigned int m;
+	int cqe;
+
+	for (m = 0; m < 2; m++) {
+		diag("k: SROCE_MAPPED=%s", how[m]);
+		setenv("SROCE_MAPPED", how[m], 1);
+		if (pair_open(d, &p, 4, 7)) {
+			ok(0, "k: a QP pair");
+			break;
+		}
+		cqe = p.cq[0]->cqe;
+		if (cqe > SQ_DEPTH - 2 || p.cq[1]->cqe != cqe) {
+			ok(0, "k: CQs of 4 entries (%d, %d)", cqe, p.cq[1]->cqe);
+			pair_close(&p);
+			break;
+		}
+		case_k_requester(d, &p, cqe);
+		if (renew(d, &p)) {
+			ok(0, "k: a fresh QP pair");
+			break;
+		}
+		case_k_responder(d, &p, cqe);
+		ok(!pair_close(&p), "k: the QPs and CQs are destroyed");
+	}
+	unsetenv("SROCE_MAPPED");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -2710,8 +2894,9 @@ int main(int argc, char **argv)
 		{ 'h', case_h, "mapped CQ rings scribbled by their process" },
 		{ 'i', case_i, "mapped SQ and RQ rings scribbled by their process" },
 		{ 'j', case_j, "raw uverbs commands with bytes after the core command" },
+		{ 'k', case_k, "CQ overrun: the QP whose completion is lost goes to Error" },
 	};
-	const char *which = "abcdefghij", *s = getenv("SROCE_TIMEOUT_SCALE");
+	const char *which = "abcdefghijk", *s = getenv("SROCE_TIMEOUT_SCALE");
 	struct ibv_device **list;
 	unsigned int i;
 	int n, found = 0;
@@ -2721,7 +2906,7 @@ int main(int argc, char **argv)
 	if (argc > 2)
 		which = argv[2];
 	if (argc > 3 || (argc > 1 && argv[1][0] == '-')) {
-		fprintf(stderr, "usage: %s [DEVICE [CASES]]   (default sroce0 abcdefghij)\n",
+		fprintf(stderr, "usage: %s [DEVICE [CASES]]   (default sroce0 abcdefghijk)\n",
 			argv[0]);
 		return 2;
 	}

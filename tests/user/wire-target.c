@@ -43,7 +43,8 @@
  *
  * Usage: sroce_wire_target [-d DEV] [-g GID_INDEX] [-q PEER_QPN]
  *            [-r RQ_PSN] [-s SQ_PSN] [-m MTU] [-t TIMEOUT] [-n MIN_RNR]
- *            [-k QKEY] PEER
+ *            [-k QKEY] [-c CQE] [-e RETRY_CNT] PEER
+ * (-c: the CQ's entries, 4096; -e: the RC QP's retry_cnt, 7.)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -95,6 +96,7 @@ static const char *dev_name = "sroce0";
 static uint32_t peer_qpn = 0x99, qkey = 0x11111111;
 static uint32_t opt_rq_psn = 0x100, opt_sq_psn = 0x200;
 static int opt_mtu = 1024, opt_timeout = 18, opt_min_rnr = 12;
+static int opt_cqe = CQ_LEN, opt_retry = 7;
 static uint64_t next_recv_id = 1, next_send_id = SEND_ID_BASE;
 
 /* The MR's pattern: byte i is (i ^ i >> 8 ^ 0x5a) & 255. */
@@ -281,7 +283,7 @@ static int connect_qp(struct tqp *t)
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 	if (t->type == IBV_QPT_RC) {
 		a.timeout = opt_timeout;
-		a.retry_cnt = 7;
+		a.retry_cnt = opt_retry;
 		a.rnr_retry = 7;
 		a.max_rd_atomic = 16;
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
@@ -774,7 +776,7 @@ static void usage(const char *prog)
 {
 	fprintf(stderr, "usage: %s [-d DEV] [-g GID_INDEX] [-q PEER_QPN] "
 		"[-r RQ_PSN] [-s SQ_PSN] [-m MTU] [-t TIMEOUT] [-n MIN_RNR] "
-		"[-k QKEY] PEER\n", prog);
+		"[-k QKEY] [-c CQE] [-e RETRY_CNT] PEER\n", prog);
 	exit(2);
 }
 
@@ -803,7 +805,7 @@ static void setup(void)
 	gid_text(&sgid, sgid_text);
 
 	pd = ibv_alloc_pd(ctx);
-	cq = ibv_create_cq(ctx, CQ_LEN, NULL, NULL, 0);
+	cq = ibv_create_cq(ctx, opt_cqe, NULL, NULL, 0);
 	if (!pd || !cq)
 		die("ibv_alloc_pd/ibv_create_cq", errno);
 	if (posix_memalign((void **)&buf, 4096, MR_LEN) ||
@@ -837,7 +839,7 @@ int main(int argc, char **argv)
 	struct in_addr a4;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "d:g:q:r:s:m:t:n:k:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:q:r:s:m:t:n:k:c:e:")) != -1) {
 		switch (opt) {
 		case 'd': dev_name = optarg; break;
 		case 'g': sgid_index = atoi(optarg); break;
@@ -848,6 +850,8 @@ int main(int argc, char **argv)
 		case 't': opt_timeout = atoi(optarg); break;
 		case 'n': opt_min_rnr = atoi(optarg) & 0x1f; break;
 		case 'k': qkey = strtoul(optarg, NULL, 0); break;
+		case 'c': opt_cqe = atoi(optarg); break;
+		case 'e': opt_retry = atoi(optarg) & 7; break;
 		default: usage(argv[0]);
 		}
 	}

@@ -33,7 +33,7 @@ objects_back() {
 	wait_for 60 output_is "$base" objects && return 0
 	echo "baseline: $(echo $base)"
 	echo "now: $(objects | tr '\n' ' ')"
-	ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c uverbs | sed 's/^/uverbs files open: /'
+	uverbs_holders | sed 's/^/uverbs held by: /'
 	return 1
 }
 

@@ -59,6 +59,9 @@
 #               bad response error
 #   timeout_window after a retry timeout the oldest packet goes again alone,
 #               not the window; each one acknowledged lets one more go
+#   overrun_nak a sequence NAK with no retry left acknowledges more WQEs
+#               than the CQ holds: the QP goes to Error, its SQ whole, and
+#               is destroyed at once
 #   ud_dgid     (sroce1 on a veth pair) a UD datagram that arrives on the
 #               bound netdev for another of the host's addresses: dropped
 #               and counted; one to the device's own address received
@@ -90,7 +93,7 @@ before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
 	 atomic_write atomic_replay gsi dup_read uc_hostile access ud_oversize lengths \
-	 nak_order responses timeout_window; do
+	 nak_order responses timeout_window overrun_nak; do
 	scenario "$s"
 done
 
