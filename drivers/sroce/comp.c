@@ -208,6 +208,22 @@ void sroce_comp_time(struct sroce_qp *qp, u32 psn)
 	qp->comp.rtt_at = jiffies;
 }
 
+/**
+ * sroce_comp_new_path - forget the round trip of the old path
+ * @qp: an RC QP, with qp->lock held, whose AV was just changed
+ *
+ * RFC 6298 5 leaves what to do on a route change open; a new address may
+ * be nearer or farther than the old one, so its timeout starts from the
+ * user's again (sroce_retry_jiffies()), undoubled.
+ */
+void sroce_comp_new_path(struct sroce_qp *qp)
+{
+	qp->comp.srtt = 0;
+	qp->comp.rttvar = 0;
+	qp->comp.backoff = 0;
+	qp->comp.rtt_on = false;
+}
+
 /* The timed request is acknowledged: RFC 6298 2.2 and 2.3, in jiffies. */
 static void sroce_comp_rtt(struct sroce_qp *qp)
 {

@@ -262,11 +262,7 @@ static void sroce_apply_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 	if (mask & IB_QP_AV) {
 		qp->av = *av;
 		dst_cache_reset(&qp->dst_cache);	/* a route to the old one */
-		/* And the round trip of the old path (comp.c). */
-		qp->comp.srtt = 0;
-		qp->comp.rttvar = 0;
-		qp->comp.backoff = 0;
-		qp->comp.rtt_on = false;
+		sroce_comp_new_path(qp);	/* and its round trip */
 	}
 	if (mask & IB_QP_PATH_MTU)
 		a->path_mtu = attr->path_mtu;

@@ -1324,6 +1324,7 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 bool sroce_comp_run(struct sroce_qp *qp);
 void sroce_comp_arm(struct sroce_qp *qp);
 void sroce_comp_time(struct sroce_qp *qp, u32 psn);
+void sroce_comp_new_path(struct sroce_qp *qp);
 void sroce_comp_timing(struct sroce_qp *qp, u32 *srtt_ms, u32 *retry_ms);
 void sroce_wqe_release(struct sroce_send_wqe *wqe);
 
