@@ -6,6 +6,7 @@
  */
 #include <kunit/test.h>
 #include <linux/crc32.h>
+#include <linux/etherdevice.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
@@ -651,14 +652,51 @@ static void sroce_tx_batch_one(struct kunit *test, bool v6)
 	}
 }
 
+/*
+ * Routes whose device would not cut the batch where it is safe: one that
+ * takes it whole (fraglist GSO and checksums, as a veth or a tunnel), and
+ * one that announces more room in front than the packets have.
+ */
+static void sroce_tx_batch_refused(struct kunit *test, bool v6,
+				   struct net_device *ndev)
+{
+	static const u32 two[] = { 1040, 1040 };
+
+	ndev->features = NETIF_F_GSO_UDP_L4 | NETIF_F_GSO_FRAGLIST |
+			 NETIF_F_FRAGLIST | NETIF_F_HW_CSUM;
+	KUNIT_EXPECT_EQ(test, sroce_kunit_batch(test, v6, two, 2, 70, false),
+			0);
+	ndev->features = 0;
+	ndev->needed_headroom = LL_MAX_HEADER + 64;
+	KUNIT_EXPECT_EQ(test, sroce_kunit_batch(test, v6, two, 2, 80, false),
+			0);
+	ndev->needed_headroom = 0;
+	KUNIT_EXPECT_EQ(test, sroce_kunit_batch(test, v6, two, 2, 90, false),
+			1);
+}
+
+/* The route's device: an Ethernet device that offloads nothing. */
+static void sroce_tx_batch_run(struct kunit *test, bool v6)
+{
+	struct net_device *ndev;
+
+	ndev = alloc_netdev(0, "sroce_kunit%d", NET_NAME_UNKNOWN, ether_setup);
+	KUNIT_ASSERT_NOT_NULL(test, ndev);
+	sroce_kunit_dst.dev = ndev;
+	sroce_tx_batch_one(test, v6);
+	sroce_tx_batch_refused(test, v6, ndev);
+	sroce_kunit_dst.dev = NULL;
+	free_netdev(ndev);
+}
+
 static void sroce_tx_batch_ipv4(struct kunit *test)
 {
-	sroce_tx_batch_one(test, false);
+	sroce_tx_batch_run(test, false);
 }
 
 static void sroce_tx_batch_ipv6(struct kunit *test)
 {
-	sroce_tx_batch_one(test, true);
+	sroce_tx_batch_run(test, true);
 }
 
 /* ---- receive: the backlog of a busy QP (rcv.c) ---- */

@@ -13,6 +13,7 @@
  * once the engine released the QP's lock (sroce_qp_unlock()).
  */
 #include <linux/crc32.h>
+#include <linux/if_vlan.h>
 #include <linux/random.h>
 #include <linux/sizes.h>
 #include <net/ip.h>
@@ -475,7 +476,6 @@ static int sroce_xmit_build(struct sroce_dev *sdev, const struct sroce_av *av,
 		return -EHOSTUNREACH;
 	}
 	skb_dst_set(skb, dst);
-	skb->dev = dst->dev;
 	skb->protocol = htons(ipv4 ? ETH_P_IP : ETH_P_IPV6);
 	skb->priority = av->sl;
 
@@ -583,6 +583,25 @@ static int sroce_xmit_ip(struct sroce_dev *sdev, struct sk_buff *skb,
 	return err;
 }
 
+/*
+ * A packet for one of this namespace's own addresses, whose route leads
+ * to its loopback device: for the loopback queue (rcv.c), which takes the
+ * device as skb->dev.  Not one whose route died meanwhile: that route
+ * points at the blackhole device, which looks like a loopback device too;
+ * IP output discards it.  The IP path leaves skb->dev unset, as a socket
+ * does: ip_output() sets it, and a packet waiting on a QP's transmit
+ * queue holds no device.  Softirqs are off: the route's device stays.
+ */
+static bool sroce_xmit_local(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	struct net_device *dev = READ_ONCE(skb_dst(skb)->dev);
+
+	if (dev != sdev->sn->net->loopback_dev)
+		return false;
+	skb->dev = dev;
+	return true;
+}
+
 /* Hand a finished packet to the IP stack (or the loopback queue). */
 static int sroce_xmit_send(struct sroce_dev *sdev, struct sk_buff *skb)
 {
@@ -590,7 +609,7 @@ static int sroce_xmit_send(struct sroce_dev *sdev, struct sk_buff *skb)
 
 	if (!sroce_xmit_fits(sdev, skb))
 		return -EMSGSIZE;
-	if (skb_dst(skb)->dev->flags & IFF_LOOPBACK) {
+	if (sroce_xmit_local(sdev, skb)) {
 		u32 len = skb->len;
 
 		err = sroce_loop_queue(skb);
@@ -745,6 +764,80 @@ static bool sroce_tx_same_flow(const struct sk_buff *a,
 	       ipv6_addr_equal(&ipv6_hdr(a)->daddr, &ipv6_hdr(b)->daddr);
 }
 
+/*
+ * Does @dev cut a batch into its packets itself (validate_xmit_skb()), as
+ * a NIC without fraglist GSO does, rather than take it whole?  It takes
+ * it only with fraglist GSO, UDP GSO and the checksum of the protocol.
+ */
+static bool sroce_dev_splits(const struct net_device *dev, __be16 proto)
+{
+	const netdev_features_t whole = NETIF_F_GSO_UDP_L4 |
+					NETIF_F_GSO_FRAGLIST | NETIF_F_FRAGLIST;
+	netdev_features_t f = READ_ONCE(dev->features);
+
+	return (f & whole) != whole || !can_checksum_protocol(f, proto);
+}
+
+/* A device that only hands what it sends to a device below it. */
+static bool sroce_dev_passes_down(const struct net_device *dev)
+{
+	return is_vlan_dev(dev) || netif_is_bond_master(dev) ||
+	       netif_is_team_master(dev) || netif_is_bridge_master(dev);
+}
+
+/* A device below the route's that would take a batch further whole. */
+static int sroce_dev_keeps(struct net_device *dev,
+			   struct netdev_nested_priv *priv)
+{
+	return !sroce_dev_splits(dev, *(__be16 *)priv->data) &&
+	       !sroce_dev_passes_down(dev);
+}
+
+/*
+ * May the packets of @skb's route leave in batches?  Only if the batch is
+ * cut into its packets before any device that could send it on inside a
+ * tunnel (a vxlan, geneve or GRE device; a veth or an Open vSwitch port
+ * that leads to one): below a tunnel the kernel (6.1) cuts a list of
+ * packets with wrong outer UDP checksums, so a receiver drops every
+ * member but the first, and copies the outer headers in front of each
+ * member without checking their room.  So the route's device must cut it
+ * itself, or only pass it down (a VLAN, bond, team or bridge) to devices
+ * that do; no lightweight tunnel or IPsec transform on the route, no tc
+ * or netfilter egress hook on the device (a redirect there takes the
+ * batch whole); and the room in front that the device announces (its
+ * header, needed_headroom; the route's header_len).  The batch's members
+ * have the head's room: they were built alike.  A netfilter OUTPUT rule
+ * that routes the packet again escapes these checks.
+ */
+static bool sroce_tx_may_batch(const struct sk_buff *skb)
+{
+	const struct dst_entry *dst = skb_dst(skb);
+	struct net_device *dev = READ_ONCE(dst->dev);
+	__be16 proto = skb->protocol;
+	struct netdev_nested_priv priv = { .data = &proto };
+	bool keeps;
+
+	if (dst->lwtstate || dst_xfrm(dst) ||
+	    skb_headroom(skb) < LL_RESERVED_SPACE(dev) + dst->header_len)
+		return false;
+#ifdef CONFIG_NET_CLS_ACT
+	if (rcu_access_pointer(dev->miniq_egress))
+		return false;
+#endif
+#ifdef CONFIG_NETFILTER_EGRESS
+	if (rcu_access_pointer(dev->nf_hooks_egress))
+		return false;
+#endif
+	if (sroce_dev_splits(dev, proto))
+		return true;
+	if (!sroce_dev_passes_down(dev))
+		return false;
+	rcu_read_lock();
+	keeps = netdev_walk_all_lower_dev_rcu(dev, sroce_dev_keeps, &priv);
+	rcu_read_unlock();
+	return !keeps;
+}
+
 /**
  * sroce_tx_batch - gather the packets that follow @skb into a batch
  * @skb: a finished packet dequeued from @txq, data at its network header,
@@ -765,9 +858,12 @@ u32 sroce_tx_batch(struct sk_buff *skb, struct sk_buff_head *txq, u32 max)
 	struct sk_buff *last = skb, *nskb;
 	u32 first = skb->len, n = 0;
 
+	if (skb_queue_empty_lockless(txq) || !sroce_tx_may_batch(skb))
+		return 0;
 	spin_lock(&txq->lock);
 	while (n < max && (nskb = skb_peek(txq))) {
 		if (nskb->len > first || !sroce_tx_same_flow(skb, last, nskb) ||
+		    skb_headroom(nskb) < skb_headroom(skb) ||
 		    skb->len + nskb->len - hlen > SROCE_TX_BATCH_MAX)
 			break;
 		__skb_unlink(nskb, txq);
@@ -814,7 +910,7 @@ static u32 sroce_qp_tx_send(struct sroce_qp *qp, struct sk_buff *skb,
 	u32 n;
 
 	/* A packet for a local address takes the loopback queue alone. */
-	if (skb_dst(skb)->dev->flags & IFF_LOOPBACK) {
+	if (READ_ONCE(skb_dst(skb)->dev) == sdev->sn->net->loopback_dev) {
 		sroce_xmit_send(sdev, skb);
 		return 1;
 	}
