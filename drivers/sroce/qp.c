@@ -755,13 +755,19 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cur_qp_state = qp->state;
 	spin_lock_bh(&qp->lock);
 	attr->sq_draining = qp->state == IB_QPS_SQD && !sroce_sq_drained(qp);
-	spin_unlock_bh(&qp->lock);
+	/*
+	 * A packet that came meanwhile waits on the backlog for the holder:
+	 * handled now, what it produced sent, its events after state_lock.
+	 */
+	sroce_qp_release(qp);
+	sroce_qp_tx_flush(qp);
 	attr->cap.max_send_wr = qp->sq.size;
 	attr->cap.max_send_sge = qp->sq.max_sge;
 	attr->cap.max_recv_wr = qp->rq.size;
 	attr->cap.max_recv_sge = qp->rq.max_sge;
 	attr->cap.max_inline_data = qp->max_inline;
 	mutex_unlock(&qp->state_lock);
+	sroce_qp_deliver_events(qp);
 
 	memset(init, 0, sizeof(*init));
 	init->event_handler = ibqp->event_handler;
