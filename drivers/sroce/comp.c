@@ -210,7 +210,7 @@ void sroce_comp_time(struct sroce_qp *qp, u32 psn)
 
 /**
  * sroce_comp_new_path - forget the round trip of the old path
- * @qp: an RC QP, with qp->lock held, whose AV was just changed
+ * @qp: a QP, with qp->lock held, whose AV was just changed
  *
  * RFC 6298 5 leaves what to do on a route change open; a new address may
  * be nearer or farther than the old one, so its timeout starts from the
@@ -424,8 +424,8 @@ static void sroce_comp_retry_exc(struct sroce_qp *qp)
 	struct sroce_send_wqe *wqe;
 
 	/*
-	 * What the peer acknowledged meanwhile completes first; if one of
-	 * those completions failed the QP (its CQ overran), the SQ is
+	 * What the peer acknowledged meanwhile completes first; if that
+	 * failed the QP (a WQE in error, or a CQ with no room), the SQ is
 	 * flushed and sq.head is no WQE.
 	 */
 	if (sroce_comp_run(qp))

@@ -785,12 +785,31 @@ static bool sroce_dev_passes_down(const struct net_device *dev)
 	       netif_is_team_master(dev) || netif_is_bridge_master(dev);
 }
 
+/*
+ * A tc or netfilter egress hook on @dev, which runs before the device cuts
+ * a batch, and may redirect or copy it elsewhere whole (a mirred mirror to
+ * an erspan device, say).
+ */
+static bool sroce_dev_hooked(const struct net_device *dev)
+{
+#ifdef CONFIG_NET_CLS_ACT
+	if (rcu_access_pointer(dev->miniq_egress))
+		return true;
+#endif
+#ifdef CONFIG_NETFILTER_EGRESS
+	if (rcu_access_pointer(dev->nf_hooks_egress))
+		return true;
+#endif
+	return false;
+}
+
 /* A device below the route's that would take a batch further whole. */
 static int sroce_dev_keeps(struct net_device *dev,
 			   struct netdev_nested_priv *priv)
 {
-	return !sroce_dev_splits(dev, *(__be16 *)priv->data) &&
-	       !sroce_dev_passes_down(dev);
+	return sroce_dev_hooked(dev) ||
+	       (!sroce_dev_splits(dev, *(__be16 *)priv->data) &&
+		!sroce_dev_passes_down(dev));
 }
 
 /*
@@ -803,9 +822,10 @@ static int sroce_dev_keeps(struct net_device *dev,
  * member without checking their room.  So the route's device must cut it
  * itself, or only pass it down (a VLAN, bond, team or bridge) to devices
  * that do; no lightweight tunnel or IPsec transform on the route, no tc
- * or netfilter egress hook on the device (a redirect there takes the
- * batch whole); and the room in front that the device announces (its
- * header, needed_headroom; the route's header_len).  The batch's members
+ * or netfilter egress hook on any of those devices (a redirect there
+ * takes the batch whole), no VRF above the device (whose master may send
+ * it through its own qdisc and hooks); and the room in front that the
+ * device announces (its header, needed_headroom; the route's header_len).  The batch's members
  * have the head's room: they were built alike.  A netfilter OUTPUT rule
  * that routes the packet again escapes these checks.
  */
@@ -817,17 +837,10 @@ static bool sroce_tx_may_batch(const struct sk_buff *skb)
 	struct netdev_nested_priv priv = { .data = &proto };
 	bool keeps;
 
-	if (dst->lwtstate || dst_xfrm(dst) ||
+	if (dst->lwtstate || dst_xfrm(dst) || netif_is_l3_slave(dev) ||
+	    sroce_dev_hooked(dev) ||
 	    skb_headroom(skb) < LL_RESERVED_SPACE(dev) + dst->header_len)
 		return false;
-#ifdef CONFIG_NET_CLS_ACT
-	if (rcu_access_pointer(dev->miniq_egress))
-		return false;
-#endif
-#ifdef CONFIG_NETFILTER_EGRESS
-	if (rcu_access_pointer(dev->nf_hooks_egress))
-		return false;
-#endif
 	if (sroce_dev_splits(dev, proto))
 		return true;
 	if (!sroce_dev_passes_down(dev))

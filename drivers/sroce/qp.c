@@ -369,10 +369,12 @@ void sroce_qp_deliver_events(struct sroce_qp *qp)
  * completes before @wc.  The state is set before @wc shows: a consumer
  * that polls @wc may move the QP on at once (ib_mad moves QP1 from SQE to
  * RTS with IB_QP_CUR_STATE) and must find it in its new state.
+ * Return: true if @wc was lost, its CQ full (IB_EVENT_QP_FATAL noted).
  */
 static bool sroce_qp_fail_state(struct sroce_qp *qp, enum ib_qp_state state,
 				struct ib_wc *wc)
 {
+	struct sroce_cq *scq = to_scq(qp->ibqp.send_cq);
 	unsigned long flags;
 	bool lost = false;
 
@@ -380,7 +382,7 @@ static bool sroce_qp_fail_state(struct sroce_qp *qp, enum ib_qp_state state,
 	/* Pairs with the acquire of lockless readers (receive path). */
 	smp_store_release(&qp->state, state);
 	if (wc)
-		lost = sroce_cq_complete(to_scq(qp->ibqp.send_cq), wc, false);
+		lost = sroce_cq_complete(scq, wc, false) != 0;
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	/* Its CQ overran: IB_EVENT_QP_FATAL too (sroce_qp_complete()). */
 	if (lost)
@@ -430,7 +432,7 @@ void sroce_qp_error(struct sroce_qp *qp)
 }
 
 /**
- * sroce_qp_complete - complete a WQE that succeeded
+ * sroce_qp_complete - complete a WQE
  * @qp: the QP, with qp->lock held
  * @ibcq: its send or receive CQ
  * @wc: the completion
@@ -579,7 +581,9 @@ static void sroce_qp_engine_attr(struct sroce_qp *qp, int mask,
  * The engine moved the QP to Error (or Send Queue Error) after modify_qp
  * checked the transition: a move to Error or RESET, still allowed from
  * there, goes on from the new state.  ib_drain_qp() asks for Error and
- * warns when it is refused, and the QP is where it asked anyway.
+ * warns when it is refused, and the QP is where it asked anyway.  Such a
+ * move takes no attribute but the state (ib_modify_qp_is_ok()), so
+ * nothing checked against the old state matters.
  */
 static bool sroce_qp_failed_meanwhile(struct sroce_qp *qp, int mask,
 				      enum ib_qp_state next)
@@ -751,16 +755,17 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	/* An applied AV always has a MAC (sroce_av_from_attr()). */
 	if (!is_zero_ether_addr(qp->av.dmac))
 		sroce_av_to_attr(&qp->av, &attr->ah_attr);
-	attr->qp_state = qp->state;
-	attr->cur_qp_state = qp->state;
 	spin_lock_bh(&qp->lock);
 	attr->sq_draining = qp->state == IB_QPS_SQD && !sroce_sq_drained(qp);
 	/*
 	 * A packet that came meanwhile waits on the backlog for the holder:
 	 * handled now, what it produced sent, its events after state_lock.
+	 * The state is read after it (it may have moved the QP to Error).
 	 */
 	sroce_qp_release(qp);
 	sroce_qp_tx_flush(qp);
+	attr->qp_state = READ_ONCE(qp->state);
+	attr->cur_qp_state = attr->qp_state;
 	attr->cap.max_send_wr = qp->sq.size;
 	attr->cap.max_send_sge = qp->sq.max_sge;
 	attr->cap.max_recv_wr = qp->rq.size;

@@ -260,10 +260,7 @@ static void sroce_resp_complete(struct sroce_qp *qp, struct ib_wc *wc,
 	wc->qp = &qp->ibqp;
 	qp->resp.have_wqe = false;
 	trace_sroce_complete(qp, wc);
-	if (wc->status == IB_WC_SUCCESS)
-		sroce_qp_complete(qp, qp->ibqp.recv_cq, wc, solicited);
-	else
-		sroce_cq_complete(to_scq(qp->ibqp.recv_cq), wc, solicited);
+	sroce_qp_complete(qp, qp->ibqp.recv_cq, wc, solicited);
 }
 
 /* A receive WQE that ends in error, then the QP (IBA 10.3.1). */
