@@ -586,20 +586,16 @@ static int sroce_xmit_ip(struct sroce_dev *sdev, struct sk_buff *skb,
 /*
  * A packet for one of this namespace's own addresses, whose route leads
  * to its loopback device: for the loopback queue (rcv.c), which takes the
- * device as skb->dev.  Not one whose route died meanwhile: that route
+ * device as skb->dev (set by sroce_xmit_send()).  Not one whose route died meanwhile: that route
  * points at the blackhole device, which looks like a loopback device too;
  * IP output discards it.  The IP path leaves skb->dev unset, as a socket
  * does: ip_output() sets it, and a packet waiting on a QP's transmit
  * queue holds no device.  Softirqs are off: the route's device stays.
  */
-static bool sroce_xmit_local(struct sroce_dev *sdev, struct sk_buff *skb)
+static bool sroce_xmit_local(struct sroce_dev *sdev,
+			     const struct sk_buff *skb)
 {
-	struct net_device *dev = READ_ONCE(skb_dst(skb)->dev);
-
-	if (dev != sdev->sn->net->loopback_dev)
-		return false;
-	skb->dev = dev;
-	return true;
+	return READ_ONCE(skb_dst(skb)->dev) == sdev->sn->net->loopback_dev;
 }
 
 /* Hand a finished packet to the IP stack (or the loopback queue). */
@@ -612,6 +608,7 @@ static int sroce_xmit_send(struct sroce_dev *sdev, struct sk_buff *skb)
 	if (sroce_xmit_local(sdev, skb)) {
 		u32 len = skb->len;
 
+		skb->dev = skb_dst(skb)->dev;	/* what the queue takes */
 		err = sroce_loop_queue(skb);
 		sroce_count_tx(sdev, err, 1, len);
 		return err;
@@ -825,9 +822,9 @@ static int sroce_dev_keeps(struct net_device *dev,
  * or netfilter egress hook on any of those devices (a redirect there
  * takes the batch whole), no VRF above the device (whose master may send
  * it through its own qdisc and hooks); and the room in front that the
- * device announces (its header, needed_headroom; the route's header_len).  The batch's members
- * have the head's room: they were built alike.  A netfilter OUTPUT rule
- * that routes the packet again escapes these checks.
+ * device announces (its header, needed_headroom; the route's header_len).
+ * The batch's members have the head's room: they were built alike.  A
+ * netfilter OUTPUT rule that routes the packet again escapes these checks.
  */
 static bool sroce_tx_may_batch(const struct sk_buff *skb)
 {
@@ -923,7 +920,7 @@ static u32 sroce_qp_tx_send(struct sroce_qp *qp, struct sk_buff *skb,
 	u32 n;
 
 	/* A packet for a local address takes the loopback queue alone. */
-	if (READ_ONCE(skb_dst(skb)->dev) == sdev->sn->net->loopback_dev) {
+	if (sroce_xmit_local(sdev, skb)) {
 		sroce_xmit_send(sdev, skb);
 		return 1;
 	}

@@ -477,14 +477,11 @@ void sroce_qp_sq_error(struct sroce_qp *qp, struct ib_wc *wc)
 		sroce_qp_error_wc(qp, wc);
 		return;
 	}
-	/* A completion its CQ has no room for ends the QP: Error. */
 	if (qp->state == IB_QPS_SQE) {
-		if (sroce_cq_complete(to_scq(qp->ibqp.send_cq), wc, false)) {
-			qp->fatal_event = true;
-			sroce_qp_error(qp);
-		}
+		sroce_qp_complete(qp, qp->ibqp.send_cq, wc, false);
 		return;
 	}
+	/* A completion its CQ has no room for ends the QP: Error. */
 	if (sroce_qp_fail_state(qp, IB_QPS_SQE, wc)) {
 		sroce_qp_error(qp);
 		return;
