@@ -138,7 +138,7 @@ bool sroce_comp_run(struct sroce_qp *qp)
 	if (qp->state == IB_QPS_SQD && qp->attr.en_sqd_async_notify &&
 	    sroce_sq_drained(qp)) {
 		qp->attr.en_sqd_async_notify = 0;
-		qp->sqd_event = true;
+		sroce_qp_note(qp, IB_EVENT_SQ_DRAINED);
 	}
 	if (qp->sq.head == qp->req.idx && qp->comp.psn == qp->req.psn)
 		del_timer(&qp->retry_timer);

@@ -352,13 +352,18 @@ void sroce_qp_deliver_shared(struct sroce_qp *qp)
  */
 void sroce_qp_deliver_events(struct sroce_qp *qp)
 {
-	if (READ_ONCE(qp->sqd_event) && xchg(&qp->sqd_event, false))
-		sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
-	/* The cause before what follows from it. */
-	if (READ_ONCE(qp->fatal_event) && xchg(&qp->fatal_event, false))
-		sroce_qp_event(qp, IB_EVENT_QP_FATAL);
-	if (READ_ONCE(qp->last_wqe_event) && xchg(&qp->last_wqe_event, false))
-		sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	/* In this order: a cause before what follows from it. */
+	static const enum ib_event_type order[] = {
+		IB_EVENT_COMM_EST, IB_EVENT_SQ_DRAINED, IB_EVENT_QP_FATAL,
+		IB_EVENT_QP_REQ_ERR, IB_EVENT_QP_ACCESS_ERR,
+		IB_EVENT_QP_LAST_WQE_REACHED,
+	};
+	unsigned int i;
+
+	BUILD_BUG_ON(IB_EVENT_QP_LAST_WQE_REACHED >= BITS_PER_LONG);
+	for (i = 0; READ_ONCE(qp->events_due) && i < ARRAY_SIZE(order); i++)
+		if (test_and_clear_bit(order[i], &qp->events_due))
+			sroce_qp_event(qp, order[i]);
 	sroce_qp_deliver_shared(qp);
 }
 
@@ -386,7 +391,7 @@ static bool sroce_qp_fail_state(struct sroce_qp *qp, enum ib_qp_state state,
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	/* Its CQ overran: IB_EVENT_QP_FATAL too (sroce_qp_complete()). */
 	if (lost)
-		qp->fatal_event = true;
+		sroce_qp_note(qp, IB_EVENT_QP_FATAL);
 	return lost;
 }
 
@@ -414,7 +419,7 @@ static void sroce_qp_error_wc(struct sroce_qp *qp, struct ib_wc *wc)
 	qp->comp.rnr_wait = false;
 	sroce_win_busy(qp, false);	/* nothing will be acknowledged */
 	if (qp->ibqp.srq)
-		qp->last_wqe_event = true;
+		sroce_qp_note(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
 /**
@@ -454,7 +459,7 @@ bool sroce_qp_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
 	if (!sroce_cq_complete(to_scq(ibcq), wc, solicited) ||
 	    qp->state == IB_QPS_ERR)
 		return false;
-	qp->fatal_event = true;
+	sroce_qp_note(qp, IB_EVENT_QP_FATAL);
 	sroce_qp_error(qp);
 	return true;
 }
@@ -509,6 +514,9 @@ static void sroce_qp_reset(struct sroce_qp *qp, enum ib_qp_state cur)
 	spin_lock_irq(&qp->sq.lock);
 	/* Pairs with the acquire of lockless readers (receive path). */
 	smp_store_release(&qp->state, IB_QPS_RESET);
+	/* A new connection: nothing of the old one is reported after. */
+	qp->comm_est = false;
+	WRITE_ONCE(qp->events_due, 0);
 	for (i = qp->sq.head; i != qp->sq.tail; i++)
 		sroce_wqe_release(sroce_queue_slot(&qp->sq, i));
 	qp->sq.head = 0;
@@ -719,7 +727,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	    qp->attr.en_sqd_async_notify && sroce_sq_drained(qp)) {
 		/* Nothing is in flight once the SQ is empty (11.6.3.1). */
 		qp->attr.en_sqd_async_notify = 0;
-		qp->sqd_event = true;
+		sroce_qp_note(qp, IB_EVENT_SQ_DRAINED);
 	}
 	/* Leaving SQD (or entering RTS): the requester may go on. */
 	if (next == IB_QPS_RTS && sroce_req_run(qp, SROCE_REQ_BUDGET))

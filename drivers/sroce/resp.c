@@ -206,14 +206,30 @@ static void sroce_resp_nak(struct sroce_qp *qp, u32 psn, u8 code)
 	sroce_resp_ack(qp, psn, SROCE_AETH_NAK | code);
 }
 
+static void __sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 code,
+			       bool event)
+{
+	sroce_resp_nak(qp, psn, code);
+	if (qp->state == IB_QPS_ERR)
+		return;
+	if (event)
+		sroce_qp_note(qp, code == SROCE_NAK_INV_REQ ?
+			      IB_EVENT_QP_REQ_ERR : code == SROCE_NAK_REM_ACCESS ?
+			      IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
+	sroce_qp_error(qp);
+}
+
 /*
  * A class C/D error at the responder of an RC QP: NAK, then the QP enters
- * the Error state (IBA 9.9.3.1.3, 10.3.1).
+ * the Error state (IBA 9.9.3.1.3, 10.3.1).  No receive WQE completes in
+ * error for it (a WRITE, READ or atomic, or a SEND between its WQEs), so
+ * its consumer hears why from the affiliated asynchronous error of IBA
+ * 11.6.3.1: Invalid Request, Local Access Violation or, for an
+ * operational error, Local Work Queue Catastrophic Error.
  */
 static void sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 code)
 {
-	sroce_resp_nak(qp, psn, code);
-	sroce_qp_error(qp);
+	__sroce_resp_fatal(qp, psn, code, true);
 }
 
 /* Take the next receive WQE of the QP or of its SRQ into resp.wqe. */
@@ -270,6 +286,20 @@ static void sroce_resp_wqe_error(struct sroce_qp *qp, enum ib_wc_status st)
 
 	if (qp->resp.have_wqe)
 		sroce_resp_complete(qp, &wc, false);
+}
+
+/*
+ * sroce_resp_fatal() for a request whose receive WQE in progress (if
+ * any) completes with @st: that completion tells the consumer, with no
+ * async event beside it.
+ */
+static void sroce_resp_fatal_wqe(struct sroce_qp *qp, u32 psn, u8 code,
+				 enum ib_wc_status st)
+{
+	bool told = qp->resp.have_wqe;
+
+	sroce_resp_wqe_error(qp, st);
+	__sroce_resp_fatal(qp, psn, code, !told);
 }
 
 /**
@@ -772,21 +802,24 @@ static bool sroce_resp_seq_ok(struct sroce_qp *qp, u32 info)
 static void sroce_resp_send_fail(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				 bool rc, int err)
 {
+	enum ib_wc_status st;
+
 	if (!rc && err == -EINVAL) {
 		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_UD_DROP);
 		qp->resp.cur = SROCE_MSG_NONE;
 		pkt->failed = true;
 		return;
 	}
-	sroce_resp_wqe_error(qp, err == -EINVAL ? IB_WC_LOC_LEN_ERR :
-				 err == -EBADMSG ? IB_WC_LOC_QP_OP_ERR :
-						   IB_WC_LOC_PROT_ERR);
+	st = err == -EINVAL ? IB_WC_LOC_LEN_ERR :
+	     err == -EBADMSG ? IB_WC_LOC_QP_OP_ERR : IB_WC_LOC_PROT_ERR;
 	qp->resp.cur = SROCE_MSG_NONE;
-	if (rc)
-		sroce_resp_fatal(qp, pkt->psn, err == -EINVAL ?
-				 SROCE_NAK_INV_REQ : SROCE_NAK_REM_OP);
-	else
+	if (rc) {
+		sroce_resp_fatal_wqe(qp, pkt->psn, err == -EINVAL ?
+				     SROCE_NAK_INV_REQ : SROCE_NAK_REM_OP, st);
+	} else {
+		sroce_resp_wqe_error(qp, st);
 		sroce_qp_error(qp);
+	}
 	pkt->failed = true;
 }
 
@@ -864,9 +897,9 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		u32 key = get_unaligned_be32(pkt->payload - 4);
 
 		if (sroce_invalidate(qp, key, true) != IB_WC_SUCCESS) {
-			sroce_resp_wqe_error(qp, IB_WC_REM_INV_REQ_ERR);
 			resp->cur = SROCE_MSG_NONE;
-			sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
+			sroce_resp_fatal_wqe(qp, pkt->psn, SROCE_NAK_INV_REQ,
+					     IB_WC_REM_INV_REQ_ERR);
 			pkt->failed = true;
 			return;
 		}
@@ -886,8 +919,8 @@ inv_req:
 		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_BAD_HDR);
 		return;
 	}
-	sroce_resp_wqe_error(qp, IB_WC_REM_INV_REQ_ERR);
-	sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
+	sroce_resp_fatal_wqe(qp, pkt->psn, SROCE_NAK_INV_REQ,
+			     IB_WC_REM_INV_REQ_ERR);
 }
 
 static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
@@ -976,12 +1009,16 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	return;
 
 access:
-	/* UC (IBA 9.8.3.1, as rdma_rxe): the message is dropped, not the QP. */
+	/*
+	 * UC (IBA 9.8.3.1, as rdma_rxe): the message is dropped, not the QP.
+	 * RC: the receive WQE an immediate took completes with the error.
+	 */
 	sroce_resp_drop_write(qp);
 	resp->cur = SROCE_MSG_NONE;
 	pkt->failed = true;
 	if (rc)
-		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_REM_ACCESS);
+		sroce_resp_fatal_wqe(qp, pkt->psn, SROCE_NAK_REM_ACCESS,
+				     IB_WC_REM_ACCESS_ERR);
 	else
 		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_UC_DROP);
 	return;
@@ -990,7 +1027,8 @@ inv_req:
 	resp->cur = SROCE_MSG_NONE;
 	pkt->failed = true;
 	if (rc)
-		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
+		sroce_resp_fatal_wqe(qp, pkt->psn, SROCE_NAK_INV_REQ,
+				     IB_WC_REM_INV_REQ_ERR);
 	else
 		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_UC_DROP);
 }
@@ -1042,8 +1080,8 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 
 	if (!sroce_resp_seq_ok(qp, pkt->info)) {
 		if (rc) {
-			sroce_resp_wqe_error(qp, IB_WC_REM_INV_REQ_ERR);
-			sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
+			sroce_resp_fatal_wqe(qp, pkt->psn, SROCE_NAK_INV_REQ,
+					     IB_WC_REM_INV_REQ_ERR);
 			return;
 		}
 		/* UC: a message that lost its start is dropped. */
@@ -1052,6 +1090,16 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		resp->cur = SROCE_MSG_NONE;
 		resp->epsn = sroce_psn_add(pkt->psn, 1);
 		return;
+	}
+	/*
+	 * IBA 11.6.3.1: the first valid request a QP in RTR receives raises
+	 * Communication Established, once: a consumer whose CM has not seen
+	 * the RTU yet (it was lost) moves the QP to RTS on it
+	 * (ib_cm_notify(), rdma_notify()).
+	 */
+	if (unlikely(qp->state == IB_QPS_RTR) && !qp->comm_est) {
+		qp->comm_est = true;
+		sroce_qp_note(qp, IB_EVENT_COMM_EST);
 	}
 
 	if (pkt->info & SROCE_F_SEND)

@@ -810,9 +810,8 @@ struct sroce_qp {
 	 */
 	spinlock_t lock;		/* see above */
 	bool dead;			/* destroy started: no timers, no work */
-	bool sqd_event;			/* IB_EVENT_SQ_DRAINED to deliver */
-	bool last_wqe_event;		/* IB_EVENT_QP_LAST_WQE_REACHED too */
-	bool fatal_event;		/* IB_EVENT_QP_FATAL too */
+	unsigned long events_due;	/* BIT(IB_EVENT_*) to deliver */
+	bool comm_est;			/* IB_EVENT_COMM_EST noted since RESET */
 	bool bound_mw2;			/* bound a type 2B window (mw.c) */
 	u16 src_port;			/* UDP source port (per-QP entropy) */
 	u16 ip_id;			/* next IPv4 ID (net.c), under lock */
@@ -1207,6 +1206,20 @@ bool sroce_qp_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
 		       const struct ib_wc *wc, bool solicited);
 void sroce_qp_sq_error(struct sroce_qp *qp, struct ib_wc *wc);
 void sroce_qp_deliver_events(struct sroce_qp *qp);
+
+/* The QP events sroce_qp_deliver_events() delivers. */
+#define SROCE_QP_EVENTS	(BIT(IB_EVENT_COMM_EST) | BIT(IB_EVENT_SQ_DRAINED) | \
+			 BIT(IB_EVENT_QP_FATAL) | BIT(IB_EVENT_QP_REQ_ERR) | \
+			 BIT(IB_EVENT_QP_ACCESS_ERR) | \
+			 BIT(IB_EVENT_QP_LAST_WQE_REACHED))
+
+/* Note an async event of @qp for sroce_qp_deliver_events(). */
+static inline void sroce_qp_note(struct sroce_qp *qp, enum ib_event_type type)
+{
+	if (!WARN_ON_ONCE(!(BIT(type) & SROCE_QP_EVENTS)))
+		set_bit(type, &qp->events_due);
+}
+
 void sroce_qp_deliver_shared(struct sroce_qp *qp);
 
 /* mcast.c - multicast groups */

@@ -51,13 +51,11 @@ static inline void rtr_attr(struct ibv_qp_attr *a, uint32_t dqpn,
 }
 
 /*
- * RESET to RTS, connected to QP @dqpn at @dgid, with @depth reads and
- * atomics outstanding (max_rd_atomic) and @resources responder resources
- * (max_dest_rd_atomic).
+ * RESET to RTR, connected to QP @dqpn at @dgid, with @resources responder
+ * resources (max_dest_rd_atomic).
  */
-static inline int to_rts_rd(struct ibv_qp *qp, uint32_t dqpn, int sgid_index,
-			    union ibv_gid *dgid, uint8_t depth,
-			    uint8_t resources)
+static inline int to_rtr_rd(struct ibv_qp *qp, uint32_t dqpn, int sgid_index,
+			    union ibv_gid *dgid, uint8_t resources)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT,
@@ -74,9 +72,25 @@ static inline int to_rts_rd(struct ibv_qp *qp, uint32_t dqpn, int sgid_index,
 	rtr_attr(&a, dqpn, sgid_index, dgid);
 	a.max_dest_rd_atomic = resources;
 	a.min_rnr_timer = 12;
-	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			     IBV_QP_MIN_RNR_TIMER);
+}
+
+/*
+ * RESET to RTS, connected to QP @dqpn at @dgid, with @depth reads and
+ * atomics outstanding (max_rd_atomic) and @resources responder resources
+ * (max_dest_rd_atomic).
+ */
+static inline int to_rts_rd(struct ibv_qp *qp, uint32_t dqpn, int sgid_index,
+			    union ibv_gid *dgid, uint8_t depth,
+			    uint8_t resources)
+{
+	struct ibv_qp_attr a;
+	int err;
+
+	err = to_rtr_rd(qp, dqpn, sgid_index, dgid, resources);
 	if (err)
 		return err;
 	memset(&a, 0, sizeof(a));

@@ -1026,14 +1026,24 @@ out:
 	free(qp);
 }
 
+/* The next async event of @ctx within @ms ms in @ev (to ack): 0, or -1. */
+static int async_event_of(struct ibv_context *ctx, int ms,
+			  struct ibv_async_event *ev)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+
+	if (poll(&pfd, 1, ms) != 1 || ibv_get_async_event(ctx, ev))
+		return -1;
+	return 0;
+}
+
 /* The next async event of @ctx within @ms ms: its type, or -1. */
 static int async_event(struct ibv_context *ctx, int ms)
 {
-	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
 	struct ibv_async_event ev;
 	int type;
 
-	if (poll(&pfd, 1, ms) != 1 || ibv_get_async_event(ctx, &ev))
+	if (async_event_of(ctx, ms, &ev))
 		return -1;
 	type = ev.event_type;
 	ibv_ack_async_event(&ev);
@@ -1135,6 +1145,176 @@ out:
 }
 
 /*
+ * The async events within @ms ms: how many of @type for @qp; in @others
+ * how many of another type for @qp, in @foreign (if not NULL) how many
+ * for anything else.
+ */
+static int qp_events(struct ibv_context *ctx, int ms, struct ibv_qp *qp,
+		     enum ibv_event_type type, int *others, int *foreign)
+{
+	struct ibv_async_event ev;
+	int n = 0, f = 0;
+
+	*others = 0;
+	while (!async_event_of(ctx, ms, &ev)) {
+		if (ev.element.qp == qp && ev.event_type == type)
+			n++;
+		else if (ev.element.qp == qp)
+			++*others;
+		else
+			f++;
+		ibv_ack_async_event(&ev);
+	}
+	if (foreign)
+		*foreign = f;
+	return n;
+}
+
+/*
+ * @n SENDs from @from (every WR signaled), each received on the other QP
+ * of @cq: how many of the 2 * @n completions came, successful.
+ */
+static int sends(struct ibv_qp *from, struct ibv_cq *cq, struct ibv_sge *sge,
+		 int n)
+{
+	struct ibv_send_wr wr = { .sg_list = sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+	struct ibv_wc wc;
+	int i, k, got = 0;
+
+	for (i = 0; i < n; i++) {
+		if (ibv_post_send(from, &wr, &bad))
+			break;
+		for (k = 0; k < 5000 && got < 2 * (i + 1); k++) {
+			if (ibv_poll_cq(cq, 1, &wc) == 1)
+				got += wc.status == IBV_WC_SUCCESS;
+			else
+				usleep(1000);
+		}
+	}
+	return got;
+}
+
+/* @n receives on @qp. */
+static int recvs(struct ibv_qp *qp, struct ibv_sge *sge, int n)
+{
+	struct ibv_recv_wr rwr = { .sg_list = sge, .num_sge = 1 }, *bad;
+
+	while (n--)
+		if (ibv_post_recv(qp, &rwr, &bad))
+			return -1;
+	return 0;
+}
+
+/* RTR to RTS, as to_rts_rd() does it. */
+static int rtr_to_rts(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr qa = {
+		.qp_state = IBV_QPS_RTS, .sq_psn = 1, .timeout = 14,
+		.retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1,
+	};
+
+	return ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/*
+ * The responder's async events (IBA 11.6.3.1).  Communication Established:
+ * a QP in RTR that receives its first valid request raises
+ * IBV_EVENT_COMM_EST, once until RESET (a CM whose RTU was lost moves the
+ * QP to RTS on it); a QP whose first request comes in RTS raises none.
+ * Local Access Violation: an RDMA WRITE with an R_Key the responder does
+ * not know consumes no receive WQE, so the responder's consumer hears of
+ * its QP's move to Error from IBV_EVENT_QP_ACCESS_ERR (rd_resources()
+ * checks IBV_EVENT_QP_REQ_ERR).
+ */
+static void resp_events(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
+			union ibv_gid *gid)
+{
+	static char buf[64];
+	struct ibv_qp_init_attr qi = {
+		.qp_type = IBV_QPT_RC, .sq_sig_all = 1,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_sge sge = { (uintptr_t)buf, sizeof(buf), 0 };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE }, *bad;
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RESET };
+	struct ibv_qp *a = NULL, *b = NULL;
+	int n, got, est_a, est_b, oth_a, oth_b, st;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+
+	cq = ibv_create_cq(ctx, 32, NULL, NULL, 0);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	if (cq && mr) {
+		qi.send_cq = qi.recv_cq = cq;
+		a = ibv_create_qp(pd, &qi);
+		b = ibv_create_qp(pd, &qi);
+	}
+	sge.lkey = mr ? mr->lkey : 0;
+	n = a && b && !to_rts_peer(a, b->qp_num, sgid, gid) &&
+	    !to_rtr_rd(b, a->qp_num, sgid, gid, 1) && !recvs(b, &sge, 4) &&
+	    !recvs(a, &sge, 1);
+	tap(n, "COMM_EST: a QP in RTS and its peer in RTR with 4 receives");
+	if (!n)
+		goto out;
+	while (async_event(ctx, 0) >= 0)
+		;
+	/* Two SENDs to b in RTR, then two once it is in RTS, one to a. */
+	got = sends(a, cq, &sge, 2);
+	est_b = qp_events(ctx, 300, b, IBV_EVENT_COMM_EST, &oth_b, &n);
+	tap(got == 4 && est_b == 1 && !oth_b && !n,
+	    "COMM_EST: once for the QP in RTR, of 2 SENDs (%d completions, %d COMM_EST, %d others, %d for a)",
+	    got, est_b, oth_b, n);
+	got = rtr_to_rts(b) ? 0 : sends(a, cq, &sge, 2);
+	got += sends(b, cq, &sge, 1);
+	est_a = qp_events(ctx, 300, a, IBV_EVENT_COMM_EST, &oth_a, &n);
+	tap(got == 6 && !est_a && !oth_a && !n,
+	    "COMM_EST: none for 2 more SENDs in RTS, none for a QP whose first request came in RTS (%d completions, %d, %d others, %d for b)",
+	    got, est_a, oth_a, n);
+
+	/* RESET starts a new connection: the event comes again. */
+	n = !ibv_modify_qp(a, &qa, IBV_QP_STATE) &&
+	    !ibv_modify_qp(b, &qa, IBV_QP_STATE) &&
+	    !to_rts_peer(a, b->qp_num, sgid, gid) &&
+	    !to_rtr_rd(b, a->qp_num, sgid, gid, 1) && !recvs(b, &sge, 1);
+	got = n ? sends(a, cq, &sge, 1) : 0;
+	est_b = qp_events(ctx, 300, b, IBV_EVENT_COMM_EST, &oth_b, NULL);
+	tap(got == 2 && est_b == 1 && !oth_b,
+	    "COMM_EST: once more after RESET, RTR again (%d completions, %d COMM_EST, %d others)",
+	    got, est_b, oth_b);
+
+	/* An RDMA WRITE with an R_Key of nothing, to b (still in RTR). */
+	wr.wr.rdma.remote_addr = (uintptr_t)buf;
+	wr.wr.rdma.rkey = mr->rkey ^ 0x5a5a5a00;
+	st = -1;
+	if (!ibv_post_send(a, &wr, &bad) && poll_wc(cq, &wc))
+		st = wc.status;
+	n = qp_events(ctx, 1000, b, IBV_EVENT_QP_ACCESS_ERR, &oth_b, NULL);
+	memset(&qa, 0, sizeof(qa));
+	ibv_query_qp(b, &qa, IBV_QP_STATE, &qi);
+	tap(st == IBV_WC_REM_ACCESS_ERR && n == 1 && !oth_b &&
+	    qa.qp_state == IBV_QPS_ERR,
+	    "a WRITE with an unknown R_Key: remote access error, the responder in Error with IBV_EVENT_QP_ACCESS_ERR (%s, %d events, %d others, state %d)",
+	    st >= 0 ? ibv_wc_status_str(st) : "none", n, oth_b,
+	    qa.qp_state);
+out:
+	if (a)
+		ibv_destroy_qp(a);
+	if (b)
+		ibv_destroy_qp(b);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (cq)
+		ibv_destroy_cq(cq);
+}
+
+/*
  * Responder resources (IBA 9.7.7.1): a responder given max_qp_rd_atom of
  * them answers as many READs posted at once, and one more is refused at
  * RTR; a responder given none answers a READ with NAK Invalid Request, as
@@ -1220,6 +1400,12 @@ static void rd_resources(struct ibv_pd *pd, const struct ibv_device_attr *da,
 	tap(n == IBV_WC_REM_INV_REQ_ERR,
 	    "a READ to a responder without resources: remote invalid request (%d: %s)",
 	    n, n >= 0 ? ibv_wc_status_str(n) : "none");
+	/* It consumed no receive WQE: IBA 11.6.3.1 says why d is in Error. */
+	n = d ? qp_events(pd->context, 1000, d, IBV_EVENT_QP_REQ_ERR, &i,
+			  NULL) : 0;
+	tap(n == 1 && !i,
+	    "... and the responder's consumer gets IBV_EVENT_QP_REQ_ERR (%d, %d others)",
+	    n, i);
 
 	/* RESET forgets the connection: no AV, no peer, no resources. */
 	{
@@ -2185,6 +2371,7 @@ int main(int argc, char **argv)
 		     strcmp(getenv("SROCE_MAPPED"), "0"));
 	rd_resources(pd, &dattr.orig_attr, sgid, &gid);
 	srq_limit(ctx, pd, sgid, &gid);
+	resp_events(ctx, pd, sgid, &gid);
 	/* uverbs polls the CQ only without the mapping. */
 	if (getenv("SROCE_MAPPED") && !strcmp(getenv("SROCE_MAPPED"), "0")) {
 		poll_destroy_race(ctx, pd);
