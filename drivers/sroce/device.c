@@ -103,6 +103,32 @@ static int sroce_query_device(struct ib_device *ibdev,
 	return 0;
 }
 
+/*
+ * Modify HCA Attributes (IBA 11.2.1.2): the node description (what
+ * ib_core's sysfs node_desc writes) and the system image GUID, as
+ * rdma_rxe and NICs take them.
+ */
+static int sroce_modify_device(struct ib_device *ibdev, int mask,
+			       struct ib_device_modify *attr)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+
+	if (mask & ~(IB_DEVICE_MODIFY_SYS_IMAGE_GUID |
+		     IB_DEVICE_MODIFY_NODE_DESC))
+		return -EOPNOTSUPP;
+	if (mask & IB_DEVICE_MODIFY_SYS_IMAGE_GUID) {
+		/* uverbs reports ib_core's copy of the attributes. */
+		WRITE_ONCE(sdev->attrs.sys_image_guid,
+			   cpu_to_be64(attr->sys_image_guid));
+		WRITE_ONCE(ibdev->attrs.sys_image_guid,
+			   cpu_to_be64(attr->sys_image_guid));
+	}
+	if (mask & IB_DEVICE_MODIFY_NODE_DESC)
+		memcpy(ibdev->node_desc, attr->node_desc,
+		       sizeof(ibdev->node_desc));
+	return 0;
+}
+
 static int sroce_query_port(struct ib_device *ibdev, u32 port,
 			    struct ib_port_attr *attr)
 {
@@ -264,6 +290,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.process_mad = sroce_process_mad,
 	.mmap = sroce_mmap,
 	.mmap_free = sroce_mmap_free,
+	.modify_device = sroce_modify_device,
 	.modify_qp = sroce_modify_qp,
 	.modify_srq = sroce_modify_srq,
 	.poll_cq = sroce_poll_cq,

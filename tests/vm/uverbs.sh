@@ -4,8 +4,9 @@
 # timeout: 600
 #
 # User space through stock rdma-core and our provider: ibv_devices,
-# ibv_devinfo, and the objects test program (tests/user/objects.c), with
-# mapped queues and again with none (SROCE_MAPPED=0).
+# ibv_devinfo, the node description written through sysfs, and the
+# objects test program (tests/user/objects.c), with mapped queues and
+# again with none (SROCE_MAPPED=0).
 . tests/lib/vm.sh
 
 objects() { cat /sys/kernel/debug/sroce/objects; }
@@ -17,6 +18,11 @@ wait_for 5 test -e /sys/class/infiniband/sroce0/ports/1/gids/1
 check "ibv_devices lists sroce0 with its node GUID" \
 	bash -c "ibv_devices | grep -q 'sroce0.*505400fffe770001'"
 check "ibv_devinfo -v sroce0" devinfo
+# Modify HCA Attributes through sysfs: the node description.
+nd=/sys/class/infiniband/sroce0/node_desc
+check "node_desc reads sroce" test "$(cat $nd)" = sroce
+check "node_desc takes a new description" bash -c \
+	"echo -n 'sroce test host' > $nd && test \"\$(cat $nd)\" = 'sroce test host'"
 check "ibv_devinfo: port active" has "state:.*PORT_ACTIVE"
 check "ibv_devinfo: Ethernet link layer" has "link_layer:.*Ethernet"
 check "ibv_devinfo: active MTU 1024, max 4096" bash -c \
