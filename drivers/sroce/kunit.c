@@ -654,8 +654,9 @@ static void sroce_tx_batch_one(struct kunit *test, bool v6)
 
 /*
  * Routes whose device would not cut the batch where it is safe: one that
- * takes it whole (fraglist GSO and checksums, as a veth or a tunnel), and
- * one that announces more room in front than the packets have.
+ * takes it whole (fraglist GSO and checksums, as a veth or a tunnel), one
+ * with a tc egress hook (a redirect there takes it whole), and one that
+ * announces more room in front than the packets have.
  */
 static void sroce_tx_batch_refused(struct kunit *test, bool v6,
 				   struct net_device *ndev)
@@ -667,6 +668,18 @@ static void sroce_tx_batch_refused(struct kunit *test, bool v6,
 	KUNIT_EXPECT_EQ(test, sroce_kunit_batch(test, v6, two, 2, 70, false),
 			0);
 	ndev->features = 0;
+#ifdef CONFIG_NET_CLS_ACT
+	{
+		/* A tc egress filter: only its presence is looked at. */
+		static u64 hook[8];
+
+		RCU_INIT_POINTER(ndev->miniq_egress, (void *)hook);
+		KUNIT_EXPECT_EQ(test,
+				sroce_kunit_batch(test, v6, two, 2, 75, false),
+				0);
+		RCU_INIT_POINTER(ndev->miniq_egress, NULL);
+	}
+#endif
 	ndev->needed_headroom = LL_MAX_HEADER + 64;
 	KUNIT_EXPECT_EQ(test, sroce_kunit_batch(test, v6, two, 2, 80, false),
 			0);

@@ -12,7 +12,8 @@
 # map), and comes in through it: perftest with --sl 5 (the priority seen
 # on the wire by tcpdump), and rping (rdma_cm, whose MADs must be answered
 # from the VLAN's GID).  Then a tunnel: sroce1 on a vxlan device, data
-# checked end to end (tests/user/integrity.c), no packet in a batch.
+# checked end to end (tests/user/integrity.c) between its addresses and
+# then between those of a VLAN device over it, no packet in a batch.
 . tests/lib/vm.sh
 
 ib=/sys/class/infiniband
@@ -88,33 +89,41 @@ check "the VLAN device goes" ip link del eth0.100
 check "... and its GID with it" wait_for 10 no_vlan_gid
 vm_barrier vlan-gone
 
-# A tunnel: sroce1 on a vxlan device over eth0.  Its packets leave
-# encapsulated, one by one: the kernel would split a batch below the
-# tunnel with wrong outer UDP checksums (the receiver dropped all but the
-# first packet of each, and a 2-packet READ answer never arrived) and
-# without checking the room for the outer headers (sroce_tx_may_batch()).
-xip() { echo "10.101.0.$(($1 + 1))"; }
+# A tunnel: sroce1 on a vxlan device over eth0, traffic between the
+# addresses of the vxlan device, then of a VLAN device over it.  Its
+# packets leave encapsulated, one by one: the kernel would split a batch
+# below the tunnel with wrong outer UDP checksums (the receiver dropped
+# all but the first packet of each, and a 2-packet READ answer never
+# arrived) and without checking the room for the outer headers
+# (sroce_tx_may_batch()).  A VLAN device would pass a batch down whole:
+# what decides is the device below it.
+xip() { echo "10.$((101 + $2)).0.$(($1 + 1))"; }
 batched() { cat "$ib/sroce1/ports/1/hw_counters/tx_batched"; }
-tunnel() {
-	check "a vxlan device vx0 over eth0" bash -c "
-		ip link add vx0 type vxlan id 42 remote $(vm_ip $peer) dstport 4789 dev eth0 &&
-		ip address add $(xip "$VM_ID")/24 dev vx0 && ip link set vx0 up"
-	check "rdma link add sroce1 on vx0" rdma link add sroce1 type sroce netdev vx0
-	check "sroce1 has the GID of vx0's address" \
-		wait_for 10 sroce_gid "$(gid4_tail "$(xip "$VM_ID")")" sroce1
-	vm_barrier vxlan-up
-	check "the peer answers through the tunnel" wait_for 10 ping -c 1 -W 2 "$(xip $peer)"
-	DEV=sroce1 g=$(sroce_gid "$(gid4_tail "$(xip "$VM_ID")")" sroce1)
-	check "data integrity through the tunnel, all opcodes" integrity_pair 18702 -n 1
+tunnel() {	# tunnel NETDEV NET: between NETDEV's addresses, 10.(101+NET)/24
+	local nd=$1 net=$2
+	check "sroce1 has the GID of $nd's address" \
+		wait_for 10 sroce_gid "$(gid4_tail "$(xip "$VM_ID" "$net")")" sroce1
+	vm_barrier "tunnel-up-$net"
+	check "the peer answers through $nd" wait_for 10 ping -c 1 -W 2 "$(xip $peer "$net")"
+	DEV=sroce1 g=$(sroce_gid "$(gid4_tail "$(xip "$VM_ID" "$net")")" sroce1)
+	check "data integrity through $nd, all opcodes" integrity_pair $((18702 + net)) -n 1
 	unset DEV g
 	check "no packet went into the tunnel in a batch ($(batched))" test "$(batched)" -eq 0
-	vm_barrier vxlan-done
-	check "rdma link delete sroce1" rdma link delete sroce1
-	check "the vxlan device goes" ip link del vx0
+	vm_barrier "tunnel-done-$net"
 }
 # The debug kernel has no vxlan: both hosts skip alike.
 if modprobe vxlan 2> /dev/null; then
-	tunnel
+	check "a vxlan device vx0 over eth0" bash -c "
+		ip link add vx0 type vxlan id 42 remote $(vm_ip $peer) dstport 4789 dev eth0 &&
+		ip address add $(xip "$VM_ID" 0)/24 dev vx0 && ip link set vx0 up"
+	check "rdma link add sroce1 on vx0" rdma link add sroce1 type sroce netdev vx0
+	tunnel vx0 0
+	check "a VLAN device vx0.7 over vx0" bash -c "
+		ip link add link vx0 name vx0.7 type vlan id 7 &&
+		ip address add $(xip "$VM_ID" 1)/24 dev vx0.7 && ip link set vx0.7 up"
+	tunnel vx0.7 1
+	check "rdma link delete sroce1" rdma link delete sroce1
+	check "the VLAN and vxlan devices go" bash -c "ip link del vx0.7 && ip link del vx0"
 else
 	ok 0 "sroce over a vxlan device # SKIP this kernel has no vxlan"
 fi
