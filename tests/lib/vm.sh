@@ -282,6 +282,24 @@ perf_local() {
 	return 1
 }
 
+# cm_diag [NETNS...]: after a failed rdma_cm test, what each device's
+# ib_cm sent and received (non-zero counters: who sent a DREQ, REJ or
+# retries), sroce's own counters and the kernel's last messages, seen
+# from each namespace given (none: the current one).
+cm_diag() {
+	local ns
+	for ns in "${@:-}"; do
+		# shellcheck disable=SC2016 # expanded by the inner shell
+		${ns:+ip netns exec "$ns"} sh -c '
+		for f in /sys/class/infiniband/*/ports/*/cm_*/*; do
+			[ "$(cat "$f" 2> /dev/null || echo 0)" != 0 ] &&
+				echo "cm ${f#/sys/class/infiniband/} $(cat "$f")"
+		done
+		rdma statistic show' 2>&1 | sed "s/^/# ${ns:-here}: /"
+	done
+	dmesg | tail -5 | sed 's/^/# dmesg: /'
+}
+
 # cm_raced ERRFILE: perftest's client (-R) was refused its data connection
 # because its server did not listen yet.  perftest 4.5-0.17 connects the
 # data QPs right after the handshake on its control connection, while its

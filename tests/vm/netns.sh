@@ -89,6 +89,7 @@ ns_pair() {
 	echo "client rc $crc, server rc $src"
 	sed 's/^/srv: /' /tmp/srv.out | tail -8
 	sed 's/^/cli: /' /tmp/cli.out | tail -8
+	cm_diag "$sns" "$cns"
 	return 1
 }
 
