@@ -38,7 +38,8 @@ void sroce_wqe_release(struct sroce_send_wqe *wqe)
 	wqe->reg_mr = NULL;
 }
 
-static enum ib_wc_opcode sroce_wc_opcode(enum ib_wr_opcode op)
+/* The completion opcode of a send WR's opcode (also when flushed). */
+enum ib_wc_opcode sroce_wc_opcode(enum ib_wr_opcode op)
 {
 	if (op == SROCE_WR_ATOMIC_WRITE)
 		return SROCE_WC_ATOMIC_WRITE;

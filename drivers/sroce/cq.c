@@ -138,11 +138,12 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	/*
 	 * A mapped ring has a power of two of entries: its free-running u32
 	 * indexes then name the same slots across their wrap (IBA allows a
-	 * CQ larger than asked for; ibcq->cqe says how large).
+	 * CQ larger than asked for; ibcq->cqe says how large, never more
+	 * than the device's max_cqe, which a resize to it must take).
 	 */
 	cq->size = (map & SROCE_MAPPED) ?
 		   roundup_pow_of_two(attr->cqe) : attr->cqe;
-	ibcq->cqe = cq->size;
+	ibcq->cqe = min_t(u32, cq->size, SROCE_MAX_CQE);
 	resp.entries = cq->size;
 	if (sroce_fail(SROCE_FAULT_CREATE)) {
 		err = -ENOMEM;
@@ -260,7 +261,7 @@ static int sroce_resize_mapped(struct sroce_cq *cq, u32 cqe,
 	cq->mmap = entry;
 	cq->uprod = n;
 	cq->size = cqe;
-	cq->ibcq.cqe = cqe;
+	cq->ibcq.cqe = min_t(u32, cqe, SROCE_MAX_CQE);
 	spin_unlock_irq(&cq->lock);
 	rdma_user_mmap_entry_remove(old_entry);
 	return 0;

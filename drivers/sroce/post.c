@@ -40,13 +40,17 @@ static bool sroce_queue_full(const struct sroce_queue *q)
 	return q->tail - q->head == q->size;
 }
 
+/*
+ * A flushed completion carries the WR's opcode, as rdma_rxe's do (IBA
+ * leaves it undefined; a consumer may still look).
+ */
 void sroce_flush_wr(struct sroce_qp *qp, struct ib_cq *ibcq, u64 wr_id,
-		    bool recv)
+		    enum ib_wc_opcode opcode)
 {
 	struct ib_wc wc = {
 		.wr_id = wr_id,
 		.status = IB_WC_WR_FLUSH_ERR,
-		.opcode = recv ? IB_WC_RECV : IB_WC_SEND,
+		.opcode = opcode,
 		.qp = &qp->ibqp,
 	};
 
@@ -64,17 +68,18 @@ static void sroce_uring_flush(struct sroce_qp *qp, struct sroce_queue *q,
 {
 	unsigned long flags;
 	u64 wr_id;
-	u32 n;
+	u32 n, op;
 
 	for (n = 0; n < q->size; n++) {
 		bool more;
 
 		spin_lock_irqsave(&q->lock, flags);
-		more = sroce_uring_flush_one(q, &wr_id);
+		more = sroce_uring_flush_one(q, &wr_id, recv ? NULL : &op);
 		spin_unlock_irqrestore(&q->lock, flags);
 		if (!more)
 			return;
-		sroce_flush_wr(qp, ibcq, wr_id, recv);
+		sroce_flush_wr(qp, ibcq, wr_id,
+			       recv ? IB_WC_RECV : sroce_wc_opcode(op));
 	}
 }
 
@@ -148,7 +153,8 @@ static void sroce_sq_flush(struct sroce_qp *qp)
 		struct sroce_send_wqe *wqe = sroce_queue_slot(q, head);
 
 		sroce_wqe_release(wqe);
-		sroce_flush_wr(qp, qp->ibqp.send_cq, wqe->wr_id, false);
+		sroce_flush_wr(qp, qp->ibqp.send_cq, wqe->wr_id,
+			       sroce_wc_opcode(wqe->opcode));
 	}
 	spin_lock_irqsave(&q->lock, flags);
 	q->head = tail;
@@ -185,7 +191,7 @@ void sroce_qp_flush(struct sroce_qp *qp)
 	for (head = q->head; head != tail; head++) {
 		struct sroce_recv_wqe *wqe = sroce_queue_slot(q, head);
 
-		sroce_flush_wr(qp, qp->ibqp.recv_cq, wqe->wr_id, true);
+		sroce_flush_wr(qp, qp->ibqp.recv_cq, wqe->wr_id, IB_WC_RECV);
 	}
 	spin_lock_irqsave(&q->lock, flags);
 	q->head = tail;
@@ -294,7 +300,8 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			err = -EINVAL;
 		} else if (state == IB_QPS_ERR && q->head == q->tail) {
 			/* Under rq.lock, as post_send's (sroce_post_send()). */
-			sroce_flush_wr(qp, ibqp->recv_cq, wr->wr_id, true);
+			sroce_flush_wr(qp, ibqp->recv_cq, wr->wr_id,
+				       IB_WC_RECV);
 			flush = true;
 		} else if (sroce_queue_full(q)) {
 			err = -ENOMEM;

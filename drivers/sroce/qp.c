@@ -87,6 +87,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	if (init->create_flags)
 		return -EOPNOTSUPP;
+	/* A kernel caller may pass none (uverbs always does): rxe refuses. */
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
 	if (init->qp_type == IB_QPT_GSI && udata)
 		return -EINVAL;
 	err = sroce_check_caps(init);
@@ -294,6 +297,9 @@ static void sroce_apply_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
 		a->en_sqd_async_notify = attr->en_sqd_async_notify;
+	/* Kept for query_qp, as rdma_rxe does: RoCE has no alternate path. */
+	if (mask & IB_QP_PATH_MIG_STATE)
+		a->path_mig_state = attr->path_mig_state;
 }
 
 static void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
@@ -762,6 +768,17 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		sroce_av_to_attr(&qp->av, &attr->ah_attr);
 	spin_lock_bh(&qp->lock);
 	attr->sq_draining = qp->state == IB_QPS_SQD && !sroce_sq_drained(qp);
+	/*
+	 * The PSNs in use, as rdma_rxe and NICs report them (what "rdma
+	 * resource show qp" prints): the next to send and to receive.
+	 */
+	if (qp->state != IB_QPS_RESET) {
+		attr->sq_psn = qp->req.psn & 0xffffff;
+		attr->rq_psn = qp->resp.epsn & 0xffffff;
+	}
+	/* Never 0, which no ib_mtu is: what the QP sends with. */
+	if (!attr->path_mtu)
+		attr->path_mtu = ib_mtu_int_to_enum(qp->mtu ?: 256);
 	/*
 	 * A packet that came meanwhile waits on the backlog for the holder:
 	 * handled now, what it produced sent, its events after state_lock.

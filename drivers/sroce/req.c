@@ -987,7 +987,8 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			 * completion in the CQ and removes it
 			 * (sroce_cq_clean()).
 			 */
-			sroce_flush_wr(qp, ibqp->send_cq, wr->wr_id, false);
+			sroce_flush_wr(qp, ibqp->send_cq, wr->wr_id,
+				       sroce_wc_opcode(wr->opcode));
 			flush = true;
 		} else if (qp->sq.tail - qp->sq.head == qp->sq.size) {
 			err = -ENOMEM;

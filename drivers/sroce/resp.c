@@ -314,7 +314,8 @@ static void sroce_resp_fatal_wqe(struct sroce_qp *qp, u32 psn, u8 code,
 void sroce_resp_flush_wqe(struct sroce_qp *qp)
 {
 	if (qp->resp.have_wqe)
-		sroce_flush_wr(qp, qp->ibqp.recv_cq, qp->resp.wqe->wr_id, true);
+		sroce_flush_wr(qp, qp->ibqp.recv_cq, qp->resp.wqe->wr_id,
+			       IB_WC_RECV);
 	qp->resp.have_wqe = false;
 }
 

@@ -1308,7 +1308,7 @@ int sroce_uring_init(struct sroce_queue *q, struct ib_udata *udata,
 void sroce_uring_free(struct sroce_queue *q);
 void sroce_uring_publish(struct sroce_queue *q);
 void sroce_uring_reset(struct sroce_queue *q, bool doorbell, bool drop);
-bool sroce_uring_flush_one(struct sroce_queue *q, u64 *wr_id);
+bool sroce_uring_flush_one(struct sroce_queue *q, u64 *wr_id, u32 *opcode);
 u32 sroce_rq_pull(struct sroce_queue *q);
 u32 sroce_rq_posted(struct sroce_queue *q);
 u32 sroce_sq_pull(struct sroce_qp *qp, int max);
@@ -1332,6 +1332,7 @@ int sroce_wqe_fill(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 		   const struct ib_send_wr *wr, const u8 *inl, u32 inl_len);
 
 /* comp.c - completer */
+enum ib_wc_opcode sroce_wc_opcode(enum ib_wr_opcode op);
 void sroce_comp_init(struct sroce_qp *qp);
 void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 bool sroce_comp_run(struct sroce_qp *qp);
@@ -1391,7 +1392,7 @@ int sroce_queue_post_recv(struct sroce_queue *q, const struct ib_recv_wr *wr,
 			  const struct ib_recv_wr **bad_wr);
 void sroce_qp_flush(struct sroce_qp *qp);
 void sroce_flush_wr(struct sroce_qp *qp, struct ib_cq *ibcq, u64 wr_id,
-		    bool recv);
+		    enum ib_wc_opcode opcode);
 void sroce_uring_doorbell_err(struct sroce_qp *qp);
 void sroce_uring_flush_stale(struct sroce_qp *qp, struct sroce_queue *q);
 

@@ -8,7 +8,7 @@
 static int sroce_srq_check(const struct ib_srq_attr *attr)
 {
 	if (attr->max_wr < 1 || attr->max_wr > SROCE_MAX_SRQ_WR ||
-	    attr->max_sge > SROCE_MAX_SGE || attr->srq_limit > attr->max_wr)
+	    attr->max_sge > SROCE_MAX_SGE)
 		return -EINVAL;
 	return 0;
 }
@@ -37,11 +37,18 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	stride = sizeof(struct sroce_recv_wqe) + sge * sizeof(struct ib_sge);
 	/* A power of two, as a QP's queues (sroce_queue_slot()). */
 	size = roundup_pow_of_two(attr->max_wr);
-	err = sroce_queue_init(&srq->rq, size, stride, attr->max_sge);
+	err = sroce_queue_init(&srq->rq, size, stride, sge);
 	if (err)
 		goto err_count;
-	srq->limit = attr->srq_limit;
+	/*
+	 * ibv_create_srq(3) calls srq_limit irrelevant at create, and
+	 * mlx5 ignores it: a value it could not arm is not an error.
+	 * One it can is armed, as rdma_rxe does.
+	 */
+	srq->limit = attr->srq_limit <= attr->max_wr ? attr->srq_limit : 0;
+	attr->srq_limit = srq->limit;
 	attr->max_wr = size;
+	attr->max_sge = sge;
 	if (map & SROCE_MAPPED) {
 		err = sroce_uring_init(&srq->rq, udata, 0, false,
 				       &resp.mmap_offset);

@@ -143,13 +143,14 @@ void sroce_uring_reset(struct sroce_queue *q, bool doorbell, bool drop)
  * @q: the queue of a QP in Error (an SQ in SQE), or one leaving RESET or
  *	entering RTS (sroce_uring_flush_stale()), with @q->lock held
  * @wr_id: set to the entry's wr_id
+ * @opcode: if not NULL (an SQ), set to the entry's opcode
  *
  * Sets the doorbell flag first: an entry published after the look here is
  * followed by a doorbell (sroce-abi.h), which flushes it.
  *
  * Return: false when the ring has no entry left.
  */
-bool sroce_uring_flush_one(struct sroce_queue *q, u64 *wr_id)
+bool sroce_uring_flush_one(struct sroce_queue *q, u64 *wr_id, u32 *opcode)
 {
 	u32 prod;
 
@@ -168,6 +169,9 @@ bool sroce_uring_flush_one(struct sroce_queue *q, u64 *wr_id)
 		q->upull = prod - q->size;
 	/* wr_id leads both kinds of entries. */
 	*wr_id = READ_ONCE(*(u64 *)sroce_uring_slot(q, q->upull));
+	if (opcode)
+		*opcode = READ_ONCE(((struct sroce_send_uwqe *)
+				     sroce_uring_slot(q, q->upull))->opcode);
 	q->upull++;
 	sroce_uring_publish(q);
 	return true;

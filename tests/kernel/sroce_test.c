@@ -322,6 +322,12 @@ static void sroce_test_limits(struct sroce_test *t, struct ib_pd *pd,
 	if (!IS_ERR(qp))
 		ib_destroy_qp(qp);
 	init.cap.max_inline_data = 0;
+	init.recv_cq = NULL;
+	qp = ib_create_qp(pd, &init);
+	sroce_test_err(t, qp, -EINVAL, "QP without a receive CQ");
+	if (!IS_ERR(qp))
+		ib_destroy_qp(qp);
+	init.recv_cq = init.send_cq;
 	init.qp_type = IB_QPT_SMI;
 	qp = ib_create_qp(pd, &init);
 	sroce_test_ok(t, IS_ERR(qp), "no QP0 on RoCE (%ld)",

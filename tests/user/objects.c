@@ -1051,6 +1051,30 @@ static int async_event(struct ibv_context *ctx, int ms)
 }
 
 /*
+ * Create SRQ: srq_limit is "irrelevant for ibv_create_srq" (its man page;
+ * mlx5 ignores it), so a value above max_wr is no error and arms nothing;
+ * max_sge 0 is granted 1 (as rdma_rxe), which a receive may then use.
+ */
+static void srq_create_attrs(struct ibv_pd *pd)
+{
+	struct ibv_srq_init_attr si = { .attr = { .max_wr = 16, .max_sge = 0,
+						  .srq_limit = 0xdeadbeef } };
+	struct ibv_srq_attr qa = {};
+	struct ibv_srq *srq;
+	int err = -1;
+
+	srq = ibv_create_srq(pd, &si);
+	if (srq)
+		err = ibv_query_srq(srq, &qa);
+	tap(srq && !err && qa.srq_limit == 0 && qa.max_sge == 1 &&
+	    si.attr.max_sge == 1 && qa.max_wr >= 16,
+	    "an SRQ created with srq_limit 0xdeadbeef and max_sge 0: no limit armed, one SGE (%d, limit %u, max_sge %u/%u, max_wr %u)",
+	    err, qa.srq_limit, qa.max_sge, si.attr.max_sge, qa.max_wr);
+	if (srq)
+		ibv_destroy_srq(srq);
+}
+
+/*
  * The SRQ limit (IBA 10.2.9.3): armed at 100 over 200 posted receives,
  * it fires once when fewer than 100 are left, not before, and is then
  * disarmed.  A mapped SRQ's receives reach the kernel 64 at a time: the
@@ -1277,6 +1301,30 @@ static void resp_events(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 	tap(got == 6 && !est_a && !oth_a && !n,
 	    "COMM_EST: none for 2 more SENDs in RTS, none for a QP whose first request came in RTS (%d completions, %d, %d others, %d for b)",
 	    got, est_a, oth_a, n);
+
+	/*
+	 * Query QP reports the PSNs in use, as rdma_rxe and NICs do: a sent
+	 * 4 SENDs from PSN 1, b received them and sent 1; and the path
+	 * migration state a modify set (RoCE has no alternate path).
+	 */
+	{
+		struct ibv_qp_attr qa_a = {}, qa_b = {};
+		struct ibv_qp_init_attr qia;
+		int e1, e2, e3;
+
+		qa.path_mig_state = IBV_MIG_REARM;
+		e1 = ibv_modify_qp(a, &qa, IBV_QP_PATH_MIG_STATE);
+		e2 = ibv_query_qp(a, &qa_a, IBV_QP_SQ_PSN | IBV_QP_RQ_PSN |
+				  IBV_QP_PATH_MIG_STATE, &qia);
+		e3 = ibv_query_qp(b, &qa_b, IBV_QP_SQ_PSN | IBV_QP_RQ_PSN,
+				  &qia);
+		tap(!e1 && !e2 && !e3 && qa_a.sq_psn == 5 && qa_b.rq_psn == 5 &&
+		    qa_b.sq_psn == 2 && qa_a.rq_psn == 2 &&
+		    qa_a.path_mig_state == IBV_MIG_REARM,
+		    "query_qp: the next PSNs (a sq %u rq %u, b sq %u rq %u: 5 2 2 5) and the path migration state set (%d, %d %d %d)",
+		    qa_a.sq_psn, qa_a.rq_psn, qa_b.sq_psn, qa_b.rq_psn,
+		    qa_a.path_mig_state, e1, e2, e3);
+	}
 
 	/* RESET starts a new connection: the event comes again. */
 	n = !ibv_modify_qp(a, &qa, IBV_QP_STATE) &&
@@ -2216,6 +2264,75 @@ out:
 }
 
 /*
+ * Send WRs posted to a QP in Error complete flushed with their own
+ * opcodes, as rdma_rxe's do (IBA leaves the opcode of an error
+ * completion undefined; consumers still look).
+ */
+static void flush_opcodes(struct ibv_pd *pd, struct ibv_cq *cq,
+			  struct ibv_mr *mr)
+{
+	static const struct {
+		enum ibv_wr_opcode wr;
+		enum ibv_wc_opcode wc;
+	} ops[] = {
+		{ IBV_WR_SEND, IBV_WC_SEND },
+		{ IBV_WR_RDMA_WRITE, IBV_WC_RDMA_WRITE },
+		{ IBV_WR_RDMA_READ, IBV_WC_RDMA_READ },
+		{ IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WC_FETCH_ADD },
+	};
+	struct ibv_qp_init_attr qi = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.sq_sig_all = 1,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_sge sge = { (uintptr_t)mr->addr, 8, mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_wc wc;
+	struct ibv_qp *qp;
+	unsigned int i, good = 0;
+
+	qp = ibv_create_qp(pd, &qi);
+	if (!qp || to_err(qp)) {
+		tap(0, "flushed opcodes: a QP in Error");
+		goto out;
+	}
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		wr.wr_id = 0xf100 + i;
+		wr.opcode = ops[i].wr;
+		wr.wr.rdma.remote_addr = (uintptr_t)mr->addr;
+		wr.wr.rdma.rkey = mr->rkey;
+		if (wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			wr.wr.atomic.remote_addr = (uintptr_t)mr->addr;
+			wr.wr.atomic.rkey = mr->rkey;
+		}
+		if (ibv_post_send(qp, &wr, &bad) || !poll_wc(cq, &wc))
+			break;
+		good += wc.wr_id == wr.wr_id &&
+			wc.status == IBV_WC_WR_FLUSH_ERR &&
+			wc.opcode == ops[i].wc;
+		if (wc.opcode != ops[i].wc)
+			printf("# flushed WR %u: opcode %d, not %d\n", i,
+			       wc.opcode, ops[i].wc);
+	}
+	tap(good == i && i == sizeof(ops) / sizeof(ops[0]),
+	    "SEND, WRITE, READ, FETCH_ADD posted in Error complete flushed with their opcodes (%u of %u)",
+	    good, i);
+	{
+		struct ibv_qp_attr qa = {};
+		struct ibv_qp_init_attr qia;
+		int err = ibv_query_qp(qp, &qa, IBV_QP_PATH_MTU, &qia);
+
+		tap(!err && qa.path_mtu == IBV_MTU_256,
+		    "query_qp of a QP never given a path MTU: IBV_MTU_256, not 0 (%d, %d)",
+		    err, qa.path_mtu);
+	}
+out:
+	if (qp)
+		ibv_destroy_qp(qp);
+}
+
+/*
  * Every work queue holds a power of two of WRs, at least what was asked
  * (IBA 11.2.4.1 allows more): its u32 indexes run free, and only such a
  * size maps the indexes on both sides of their wrap to distinct slots.
@@ -2348,6 +2465,25 @@ int main(int argc, char **argv)
 	errno = 0;
 	tap(!ibv_create_cq(ctx, dattr.orig_attr.max_cqe + 1, NULL, NULL, 0) &&
 	   errno == EINVAL, "CQ above max_cqe fails with EINVAL (%d)", errno);
+	{
+		/*
+		 * A CQ of max_cqe entries reports no more than max_cqe (a
+		 * mapped ring is a power of two), and takes a resize to what
+		 * it reports, as pyverbs' tests do.
+		 */
+		struct ibv_cq *big;
+		int want = dattr.orig_attr.max_cqe, got = -1, rs = -1;
+
+		big = ibv_create_cq(ctx, want, NULL, NULL, 0);
+		if (big) {
+			got = big->cqe;
+			rs = ibv_resize_cq(big, big->cqe);
+			ibv_destroy_cq(big);
+		}
+		tap(big && got == want && !rs,
+		    "a CQ of max_cqe %d reports %d entries, and a resize to them works (%d)",
+		    want, got, rs);
+	}
 	cq = ibv_create_cq(ctx, 64, NULL, ch, 0);
 	tap(cq != NULL && cq->cqe >= 64, "ibv_create_cq with a channel");
 	if (!pd || !mr || !cq || sgid < 0)
@@ -2355,6 +2491,7 @@ int main(int argc, char **argv)
 
 	qp_ex_masks(ctx, pd, cq);
 	pow2_queues(pd, cq, sgid, &gid);
+	flush_opcodes(pd, cq, mr);
 	cq_ex(ctx, pd, mr, buf, sgid, &gid);
 	cq_ts(ctx, pd, mr, buf, sgid, &gid, !getenv("SROCE_MAPPED") ||
 	      strcmp(getenv("SROCE_MAPPED"), "0"));
@@ -2370,6 +2507,7 @@ int main(int argc, char **argv)
 	atomic_write(ctx, pd, sgid, &gid, !getenv("SROCE_MAPPED") ||
 		     strcmp(getenv("SROCE_MAPPED"), "0"));
 	rd_resources(pd, &dattr.orig_attr, sgid, &gid);
+	srq_create_attrs(pd);
 	srq_limit(ctx, pd, sgid, &gid);
 	resp_events(ctx, pd, sgid, &gid);
 	/* uverbs polls the CQ only without the mapping. */
