@@ -48,9 +48,13 @@ static struct work_struct sroce_loop_work;
 /*
  * The sroce device a packet is for: the one on the netdev it came in on,
  * or, for looped-back packets, the one whose netdev owns the destination
- * address.  Takes a reference on the ib_device (ib_device_put()).
+ * address.  Takes a reference on the ib_device (ib_device_put()).  In
+ * @vlan_id, the VLAN of that netdev (VLAN_N_VID: none): ib_core answers a
+ * MAD from the GID of that VLAN (ib_init_ah_attr_from_wc()), as for a
+ * RoCE NIC's CQE, also on one host (rdma_rxe takes the GID's netdev).
  */
-static struct sroce_dev *sroce_rcv_dev(struct sk_buff *skb, bool ipv4)
+static struct sroce_dev *sroce_rcv_dev(struct sk_buff *skb, bool ipv4,
+				       u16 *vlan_id)
 {
 	struct net_device *ndev = skb->dev;
 	struct ib_device *ibdev;
@@ -68,6 +72,7 @@ static struct sroce_dev *sroce_rcv_dev(struct sk_buff *skb, bool ipv4)
 		if (!ndev)
 			return NULL;
 	}
+	*vlan_id = is_vlan_dev(ndev) ? vlan_dev_vlan_id(ndev) : VLAN_N_VID;
 	/* A VLAN device over the bound netdev: its GIDs are the device's. */
 	while (is_vlan_dev(ndev))
 		ndev = vlan_dev_real_dev(ndev);
@@ -366,9 +371,10 @@ static bool sroce_pkt_to_group(struct sk_buff *skb, bool ipv4)
 	       (rt && (rt->rt_flags & (RTCF_BROADCAST | RTCF_MULTICAST)));
 }
 
-static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
+static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4,
+		      u16 vlan_id)
 {
-	struct sroce_pkt pkt = { .sdev = sdev, .skb = skb };
+	struct sroce_pkt pkt = { .sdev = sdev, .skb = skb, .vlan_id = vlan_id };
 	enum ib_qp_state state;
 	u32 len;
 
@@ -377,12 +383,6 @@ static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4)
 	this_cpu_add(sdev->stats->c[SROCE_CNT_RX_BYTES],
 		     ipv4 ? ntohs(ip_hdr(skb)->tot_len) :
 		     sizeof(struct ipv6hdr) + ntohs(ipv6_hdr(skb)->payload_len));
-	/*
-	 * Through a VLAN device: ib_core answers a MAD from the GID of that
-	 * VLAN (ib_init_ah_attr_from_wc()), as for a RoCE NIC's CQE.
-	 */
-	pkt.vlan_id = is_vlan_dev(skb->dev) ? vlan_dev_vlan_id(skb->dev) :
-		      VLAN_N_VID;
 	/*
 	 * Parsing, the ICRC and the copies read the packet as one buffer:
 	 * from the wire, and from our own loopback queue, where a zero-copy
@@ -451,8 +451,9 @@ int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
 	bool ipv4 = ip_hdr(skb)->version == 4;
 	struct sroce_dev *sdev;
+	u16 vlan_id;
 
-	sdev = sroce_rcv_dev(skb, ipv4);
+	sdev = sroce_rcv_dev(skb, ipv4, &vlan_id);
 	if (!sdev) {
 		kfree_skb(skb);
 		return 0;
@@ -463,7 +464,7 @@ int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	 * unregistered) or through a VLAN device moved there.
 	 */
 	if (net_eq(sock_net(sk), sdev->sn->net))
-		sroce_rcv(sdev, skb, ipv4);
+		sroce_rcv(sdev, skb, ipv4, vlan_id);
 	else
 		kfree_skb(skb);
 	ib_device_put(&sdev->ibdev);
@@ -483,13 +484,14 @@ static bool sroce_loop_drain(int budget)
 		bool ipv4 = ip_hdr(skb)->version == 4;
 		struct net_device *lo = skb->dev;
 		struct sroce_dev *sdev;
+		u16 vlan_id;
 
 		local_bh_disable();
 		rcu_read_lock();
-		sdev = sroce_rcv_dev(skb, ipv4);
+		sdev = sroce_rcv_dev(skb, ipv4, &vlan_id);
 		/* Its own namespace only, as sroce_encap_rcv(). */
 		if (sdev && net_eq(dev_net(lo), sdev->sn->net))
-			sroce_rcv(sdev, skb, ipv4);
+			sroce_rcv(sdev, skb, ipv4, vlan_id);
 		else
 			kfree_skb(skb);
 		if (sdev)

@@ -130,7 +130,7 @@ xcli() {
 	timeout 50 rdma_xclient -s 10.77.0.1 -c r > /tmp/xcli.out 2>&1
 	rc=$?
 	wait "$spid" || rc=1
-	[ "$rc" -eq 0 ] || tail -3 /tmp/xcli.out /tmp/xsrv.out
+	[ "$rc" -eq 0 ] || tail -n 3 /tmp/xcli.out /tmp/xsrv.out
 	return "$rc"
 }
 check "rdma_xserver / rdma_xclient -c r (16 inline bytes, no inline asked)" xcli
@@ -154,6 +154,27 @@ diag "tx_zerocopy on sroce1: $(zc)"
 g=$g0
 check "rdma link delete sroce1" rdma link delete sroce1
 check "veth pair removed" ip link del sveth0
+
+# rdma_cm over a VLAN device's address on one host: ib_core answers the
+# CM's MADs from the GID of the VLAN the request came through, which a
+# looped-back completion must name as a NIC's does (IB_WC_WITH_VLAN).
+lrping() {
+	local spid rc
+	timeout 90 rping -s -a 10.100.0.1 -p 18570 -C 10 -S 1024 -V > /tmp/lrs.out 2>&1 &
+	spid=$!
+	wait_for 30 listening 18570
+	timeout 80 rping -c -a 10.100.0.1 -p 18570 -C 10 -S 1024 -V > /tmp/lrc.out 2>&1
+	rc=$?
+	wait "$spid" || rc=1
+	[ "$rc" -eq 0 ] || tail -n 3 /tmp/lrc.out /tmp/lrs.out
+	return "$rc"
+}
+check "a VLAN device eth0.100 over eth0" bash -c "modprobe 8021q &&
+	ip link add link eth0 name eth0.100 type vlan id 100 &&
+	ip address add 10.100.0.1/24 dev eth0.100 && ip link set eth0.100 up"
+check "sroce0 has the VLAN address's GID" wait_for 10 sroce_gid "$(gid4_tail 10.100.0.1)"
+check "rping -V to the VLAN address on one host (rdma_cm)" lrping
+check "the VLAN device goes" ip link del eth0.100
 check "every object it made is gone" wait_for 30 output_is "$before" objects
 rdma statistic show link sroce0/1 | tr -s ' ' '\n' | paste -d= - - | tr '\n' ' ' | sed 's/^/# /'
 echo
