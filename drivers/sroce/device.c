@@ -145,6 +145,8 @@ static int sroce_query_port(struct ib_device *ibdev, u32 port,
 	attr->phys_mtu = ib_mtu_enum_to_int(IB_MTU_4096);
 	attr->gid_tbl_len = SROCE_PORT_GID_TBL_LEN;
 	attr->port_cap_flags = IB_PORT_CM_SUP;
+	/* Its GIDs are the netdev's IP addresses, as on RoCE NICs. */
+	attr->ip_gids = true;
 	attr->max_msg_sz = SROCE_MAX_MSG_SIZE;
 	attr->pkey_tbl_len = 1;
 	attr->max_vl_num = 1;
@@ -156,8 +158,12 @@ static int sroce_query_port(struct ib_device *ibdev, u32 port,
 
 	err = ib_get_eth_speed(ibdev, port, &attr->active_speed,
 			       &attr->active_width);
-	if (err)
+	if (err) {
+		/* The netdev is going: a legal pair, not zeros (IBA 14.2.5.6). */
 		ibdev_dbg(ibdev, "no link speed (%d)\n", err);
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+	}
 	return 0;
 }
 
@@ -373,6 +379,8 @@ static void sroce_init_attrs(struct sroce_dev *sdev)
 	a->max_total_mcast_qp_attach = SROCE_MAX_MCG_ATTACH;
 	a->local_ca_ack_delay = 15;
 	a->sys_image_guid = sdev->ibdev.node_guid;
+	/* What sysfs fw_ver prints too (sroce_get_dev_fw_str()). */
+	a->fw_ver = SROCE_ABI_VERSION;
 	a->max_fast_reg_page_list_len = SROCE_MAX_FRMR_PAGES;
 	/*
 	 * Completion timestamps of mapped CQs (cq.c) are CLOCK_MONOTONIC in

@@ -24,6 +24,13 @@ check "node_desc reads sroce" test "$(cat $nd)" = sroce
 check "node_desc takes a new description" bash -c \
 	"echo -n 'sroce test host' > $nd && test \"\$(cat $nd)\" = 'sroce test host'"
 check "ibv_devinfo: port active" has "state:.*PORT_ACTIVE"
+check "ibv_devinfo: fw_ver 1, as sysfs says" bash -c \
+	"grep -q 'fw_ver:[[:space:]]*1$' /tmp/devinfo &&
+	 test \"\$(cat /sys/class/infiniband/sroce0/fw_ver)\" = 1"
+# port_cap_flags: CM_SUP (bit 16) and IP_BASED_GIDS (bit 26), as NICs.
+pcf() { awk '$1 == "port_cap_flags:" { print $2; exit }' /tmp/devinfo; }
+check "ibv_devinfo: CM_SUP and IP_BASED_GIDS port capabilities ($(pcf))" \
+	test $(($(pcf) & 0x04010000)) -eq $((0x04010000))
 check "ibv_devinfo: Ethernet link layer" has "link_layer:.*Ethernet"
 check "ibv_devinfo: active MTU 1024, max 4096" bash -c \
 	"grep -q 'active_mtu:.*1024' /tmp/devinfo && grep -q 'max_mtu:.*4096' /tmp/devinfo"

@@ -224,9 +224,15 @@ static int sroce_query_device_ex(struct ibv_context *ctx,
 {
 	struct ib_uverbs_ex_query_device_resp resp;
 	size_t resp_size = sizeof(resp);
+	int err;
 
-	return ibv_cmd_query_device_any(ctx, input, attr, attr_size, &resp,
-					&resp_size);
+	err = ibv_cmd_query_device_any(ctx, input, attr, attr_size, &resp,
+				       &resp_size);
+	/* The kernel's number, as sysfs fw_ver prints it. */
+	if (!err)
+		snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
+			 "%llu", (unsigned long long)resp.base.fw_ver);
+	return err;
 }
 
 static int sroce_query_port(struct ibv_context *ctx, uint8_t port,
