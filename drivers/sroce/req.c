@@ -776,9 +776,10 @@ bool sroce_wr_ok(struct sroce_qp *qp, const struct ib_send_wr *wr)
 		default:
 			return false;
 		}
-	default:	/* UD, GSI */
+	default:	/* UD, GSI: an AH of the QP's PD (as rdma_rxe) */
 		return (wr->opcode == IB_WR_SEND ||
-			wr->opcode == IB_WR_SEND_WITH_IMM) && ud_wr(wr)->ah;
+			wr->opcode == IB_WR_SEND_WITH_IMM) && ud_wr(wr)->ah &&
+		       ud_wr(wr)->ah->pd == qp->ibqp.pd;
 	}
 }
 

@@ -397,8 +397,8 @@ struct sroce_av {
 	union ib_gid sgid;
 	union ib_gid dgid;
 	u8 dmac[ETH_ALEN];
+	u16 sgid_index;			/* of SROCE_PORT_GID_TBL_LEN */
 	u8 net_type;
-	u8 sgid_index;
 	u8 hop_limit;
 	u8 traffic_class;
 	u8 sl;

@@ -2245,6 +2245,29 @@ static void sq_error(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 		      sqe_send(a, cq, mr, mr->lkey, 6, ah, b->qp_num) ?:
 		      wc_of(rcq, 5);
 		tap(!err, "%s: back in RTS the QP sends again (%d)", t, err);
+		if (qi.qp_type == IBV_QPT_UD) {
+			/* An AH serves the QPs of its own PD only (as rxe). */
+			struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+			struct ibv_ah *ah2 = pd2 ? ibv_create_ah(pd2, &aha) : NULL;
+			struct ibv_sge sge = { (uintptr_t)buf, 8, mr->lkey };
+			struct ibv_send_wr wr = {
+				.wr_id = 7, .sg_list = &sge, .num_sge = 1,
+				.opcode = IBV_WR_SEND,
+				.send_flags = IBV_SEND_SIGNALED,
+			}, *bad;
+
+			wr.wr.ud.ah = ah2;
+			wr.wr.ud.remote_qpn = b->qp_num;
+			wr.wr.ud.remote_qkey = 0x11111111;
+			err = ah2 ? ibv_post_send(a, &wr, &bad) : -1;
+			tap(err == EINVAL,
+			    "UD: a send with an AH of another PD is refused with EINVAL (%d)",
+			    err);
+			if (ah2)
+				ibv_destroy_ah(ah2);
+			if (pd2)
+				ibv_dealloc_pd(pd2);
+		}
 next:
 		if (a)
 			ibv_destroy_qp(a);
