@@ -388,6 +388,13 @@ static int sroce_mr_check_atomic(struct sroce_mr *mr, u32 key, bool remote,
 	    !sroce_mr_ok(mr, key, remote, remote ? access : 0, va, 8))
 		return -EACCES;
 	p = sroce_mr_addr(mr, va, 8, &n);
+	/*
+	 * The word itself aligned and in one page: an FRWR MR's iova may be
+	 * rewritten by its ULP after the mapping (ib_map_mr_sg_zbva()), so
+	 * an aligned va need not mean an aligned address.
+	 */
+	if (n < 8 || !IS_ALIGNED((unsigned long)p, 8))
+		return -EACCES;
 	if (op == IB_OPCODE_COMPARE_SWAP) {
 		*orig = cmpxchg64(p, cmp, swap_add);
 	} else if (op == IB_OPCODE_FETCH_ADD) {

@@ -155,12 +155,14 @@ static int sroce_mr_umem_pages(struct sroce_mr *mr, struct ib_umem *umem,
 
 /*
  * The rights a user MR may have, without the optional flags (relaxed
- * ordering) that may be ignored (IB_ACCESS_OPTIONAL).  IBA 10.6.3.1:
- * remote write and remote atomic access need local write.
+ * ordering) that may be ignored (IB_ACCESS_OPTIONAL), and without
+ * IB_ACCESS_HUGETLB, a hint for on-demand paging only (rdma_rxe, siw and
+ * mlx5 ignore it on pinned memory).  IBA 10.6.3.1: remote write and
+ * remote atomic access need local write.
  */
 static int sroce_mr_access_ok(int *access)
 {
-	*access &= ~IB_ACCESS_OPTIONAL;
+	*access &= ~(IB_ACCESS_OPTIONAL | IB_ACCESS_HUGETLB);
 	if (*access & ~SROCE_MR_ACCESS)
 		return -EOPNOTSUPP;
 	if ((*access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&

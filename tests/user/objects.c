@@ -2482,6 +2482,19 @@ int main(int argc, char **argv)
 	errno = 0;
 	tap(!ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE | (1 << 30)) &&
 	   errno, "unknown access flags are refused (%d)", errno);
+	{
+		/* A hint for on-demand paging: ignored on pinned memory. */
+		struct ibv_mr *hmr;
+
+		errno = 0;
+		hmr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
+				 IBV_ACCESS_HUGETLB);
+		tap(hmr != NULL,
+		    "IBV_ACCESS_HUGETLB on ordinary memory is taken, as by rxe and mlx5 (%d)",
+		    errno);
+		if (hmr)
+			ibv_dereg_mr(hmr);
+	}
 
 	ch = ibv_create_comp_channel(ctx);
 	tap(ch != NULL, "ibv_create_comp_channel");
