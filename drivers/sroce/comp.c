@@ -136,9 +136,8 @@ bool sroce_comp_run(struct sroce_qp *qp)
 				return true;	/* its CQ overran: flushed */
 		}
 	}
-	if (qp->state == IB_QPS_SQD && qp->attr.en_sqd_async_notify &&
-	    sroce_sq_drained(qp)) {
-		qp->attr.en_sqd_async_notify = 0;
+	if (qp->state == IB_QPS_SQD && qp->sqd_notify && sroce_sq_drained(qp)) {
+		qp->sqd_notify = false;
 		sroce_qp_note(qp, IB_EVENT_SQ_DRAINED);
 	}
 	if (qp->sq.head == qp->req.idx && qp->comp.psn == qp->req.psn)

@@ -499,7 +499,7 @@ void sroce_qp_sq_error(struct sroce_qp *qp, struct ib_wc *wc)
 	}
 	sroce_qp_flush(qp);
 	/* A drain asked for in SQD ended in error: no SQ_DRAINED for it. */
-	qp->attr.en_sqd_async_notify = 0;
+	qp->sqd_notify = false;
 }
 
 /*
@@ -729,10 +729,16 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		/* Publish the state after the attributes the data path reads. */
 		smp_store_release(&qp->state, next);
 	}
-	if (next == IB_QPS_SQD && cur != IB_QPS_SQD &&
-	    qp->attr.en_sqd_async_notify && sroce_sq_drained(qp)) {
+	/*
+	 * The event is asked for by this transition to SQD; query_qp still
+	 * reports the attribute as set.
+	 */
+	if (next == IB_QPS_SQD && cur != IB_QPS_SQD)
+		qp->sqd_notify = (mask & IB_QP_EN_SQD_ASYNC_NOTIFY) &&
+				 attr->en_sqd_async_notify;
+	if (qp->state == IB_QPS_SQD && qp->sqd_notify && sroce_sq_drained(qp)) {
 		/* Nothing is in flight once the SQ is empty (11.6.3.1). */
-		qp->attr.en_sqd_async_notify = 0;
+		qp->sqd_notify = false;
 		sroce_qp_note(qp, IB_EVENT_SQ_DRAINED);
 	}
 	/* Leaving SQD (or entering RTS): the requester may go on. */

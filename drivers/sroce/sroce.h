@@ -811,6 +811,7 @@ struct sroce_qp {
 	spinlock_t lock;		/* see above */
 	bool dead;			/* destroy started: no timers, no work */
 	unsigned long events_due;	/* BIT(IB_EVENT_*) to deliver */
+	bool sqd_notify;		/* SQ_DRAINED asked for, not yet noted */
 	bool comm_est;			/* IB_EVENT_COMM_EST noted since RESET */
 	bool bound_mw2;			/* bound a type 2B window (mw.c) */
 	u16 src_port;			/* UDP source port (per-QP entropy) */

@@ -590,6 +590,11 @@ static void sroce_test_qp_states(struct sroce_test *t, struct ib_pd *pd,
 	sroce_test_rc(t, err, 0, "RTS -> SQD");
 	sroce_test_ok(t, wait_for_completion_timeout(&t->sq_drained, HZ),
 		      "IB_EVENT_SQ_DRAINED raised");
+	memset(&a, 0, sizeof(a));
+	err = ib_query_qp(qp, &a, IB_QP_EN_SQD_ASYNC_NOTIFY, &init);
+	sroce_test_ok(t, !err && a.en_sqd_async_notify == 1,
+		      "query_qp in SQD: en_sqd_async_notify still as set (%d, %d)",
+		      err, a.en_sqd_async_notify);
 	a.qp_state = IB_QPS_RTS;
 	err = ib_modify_qp(qp, &a, IB_QP_STATE);
 	sroce_test_rc(t, err, 0, "SQD -> RTS");
