@@ -42,7 +42,12 @@ int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr)
 	av->dgid = grh->dgid;
 	memcpy(av->dmac, attr->roce.dmac, ETH_ALEN);
 	av->net_type = rdma_gid_attr_network_type(sgid_attr);
-	av->sgid_index = grh->sgid_index;
+	/*
+	 * The table's own index (grh->sgid_index is a u8 and ours has 1024
+	 * entries); query_ah and query_qp can still report only 8 bits of it
+	 * (struct ib_global_route).
+	 */
+	av->sgid_index = sgid_attr->index;
 	av->hop_limit = grh->hop_limit;
 	av->traffic_class = grh->traffic_class;
 	av->flow_label = grh->flow_label;

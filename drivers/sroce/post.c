@@ -67,8 +67,9 @@ static void sroce_uring_flush(struct sroce_qp *qp, struct sroce_queue *q,
 			      struct ib_cq *ibcq, bool recv)
 {
 	unsigned long flags;
+	enum ib_wc_opcode op = IB_WC_RECV;
 	u64 wr_id;
-	u32 n, op;
+	u32 n;
 
 	for (n = 0; n < q->size; n++) {
 		bool more;
@@ -78,8 +79,7 @@ static void sroce_uring_flush(struct sroce_qp *qp, struct sroce_queue *q,
 		spin_unlock_irqrestore(&q->lock, flags);
 		if (!more)
 			return;
-		sroce_flush_wr(qp, ibcq, wr_id,
-			       recv ? IB_WC_RECV : sroce_wc_opcode(op));
+		sroce_flush_wr(qp, ibcq, wr_id, op);
 	}
 }
 

@@ -520,9 +520,13 @@ static void sroce_qp_reset(struct sroce_qp *qp, enum ib_qp_state cur)
 	spin_lock_irq(&qp->sq.lock);
 	/* Pairs with the acquire of lockless readers (receive path). */
 	smp_store_release(&qp->state, IB_QPS_RESET);
-	/* A new connection: nothing of the old one is reported after. */
+	/*
+	 * A new connection: its first request raises COMM_EST again, and
+	 * the old one's, if not delivered yet, would mislead the CM.
+	 */
 	qp->comm_est = false;
-	WRITE_ONCE(qp->events_due, 0);
+	clear_bit(IB_EVENT_COMM_EST, &qp->events_due);
+	qp->sqd_notify = false;
 	for (i = qp->sq.head; i != qp->sq.tail; i++)
 		sroce_wqe_release(sroce_queue_slot(&qp->sq, i));
 	qp->sq.head = 0;

@@ -1309,7 +1309,8 @@ int sroce_uring_init(struct sroce_queue *q, struct ib_udata *udata,
 void sroce_uring_free(struct sroce_queue *q);
 void sroce_uring_publish(struct sroce_queue *q);
 void sroce_uring_reset(struct sroce_queue *q, bool doorbell, bool drop);
-bool sroce_uring_flush_one(struct sroce_queue *q, u64 *wr_id, u32 *opcode);
+bool sroce_uring_flush_one(struct sroce_queue *q, u64 *wr_id,
+			   enum ib_wc_opcode *opcode);
 u32 sroce_rq_pull(struct sroce_queue *q);
 u32 sroce_rq_posted(struct sroce_queue *q);
 u32 sroce_sq_pull(struct sroce_qp *qp, int max);

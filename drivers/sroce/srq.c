@@ -45,7 +45,7 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	 * mlx5 ignores it: a value it could not arm is not an error.
 	 * One it can is armed, as rdma_rxe does.
 	 */
-	srq->limit = attr->srq_limit <= attr->max_wr ? attr->srq_limit : 0;
+	srq->limit = attr->srq_limit <= size ? attr->srq_limit : 0;
 	attr->srq_limit = srq->limit;
 	attr->max_wr = size;
 	attr->max_sge = sge;
