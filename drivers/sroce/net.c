@@ -586,11 +586,12 @@ static int sroce_xmit_ip(struct sroce_dev *sdev, struct sk_buff *skb,
 /*
  * A packet for one of this namespace's own addresses, whose route leads
  * to its loopback device: for the loopback queue (rcv.c), which takes the
- * device as skb->dev (set by sroce_xmit_send()).  Not one whose route died meanwhile: that route
- * points at the blackhole device, which looks like a loopback device too;
- * IP output discards it.  The IP path leaves skb->dev unset, as a socket
- * does: ip_output() sets it, and a packet waiting on a QP's transmit
- * queue holds no device.  Softirqs are off: the route's device stays.
+ * device as skb->dev (set by sroce_xmit_send()).  Not one whose route
+ * died meanwhile: that route points at the blackhole device, which looks
+ * like a loopback device too; IP output discards it.  The IP path leaves
+ * skb->dev unset, as a socket does: ip_output() sets it, and a packet
+ * waiting on a QP's transmit queue holds no device.  Softirqs are off:
+ * the route's device stays.
  */
 static bool sroce_xmit_local(struct sroce_dev *sdev,
 			     const struct sk_buff *skb)

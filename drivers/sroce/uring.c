@@ -138,28 +138,6 @@ void sroce_uring_reset(struct sroce_queue *q, bool doorbell, bool drop)
 	sroce_uring_publish(q);
 }
 
-/*
- * The completion opcode of a flushed entry of a mapped SQ: of the
- * opcodes a process may post (sroce_uwqe_take()), its own; of anything
- * else the process wrote, IB_WC_SEND, as for a malformed entry.
- */
-static enum ib_wc_opcode sroce_uwqe_wc_opcode(u32 op)
-{
-	switch (op) {
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-	case IB_WR_RDMA_READ:
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-	case IB_WR_LOCAL_INV:
-	case IB_WR_BIND_MW:
-	case SROCE_WR_ATOMIC_WRITE:
-		return sroce_wc_opcode(op);
-	default:
-		return IB_WC_SEND;
-	}
-}
-
 /**
  * sroce_uring_flush_one - take one entry of a ring to complete it flushed
  * @q: the queue of a QP in Error (an SQ in SQE), or one leaving RESET or
@@ -175,9 +153,8 @@ static enum ib_wc_opcode sroce_uwqe_wc_opcode(u32 op)
 bool sroce_uring_flush_one(struct sroce_queue *q, u64 *wr_id,
 			   enum ib_wc_opcode *opcode)
 {
-	const struct sroce_send_uwqe *u;
 	const void *slot;
-	u32 prod;
+	u32 prod, op;
 
 	WRITE_ONCE(q->ring->doorbell, 1);
 	/* Against the provider's producer store, fence, doorbell load. */
@@ -193,11 +170,17 @@ bool sroce_uring_flush_one(struct sroce_queue *q, u64 *wr_id,
 	if (prod - q->upull > q->size)
 		q->upull = prod - q->size;
 	slot = sroce_uring_slot(q, q->upull);
-	u = slot;	/* read as one only for an SQ (@opcode) */
 	/* wr_id leads both kinds of entries. */
 	*wr_id = READ_ONCE(*(u64 *)slot);
-	if (opcode)
-		*opcode = sroce_uwqe_wc_opcode(READ_ONCE(u->opcode));
+	/*
+	 * The process wrote the opcode: every value maps to a completion
+	 * opcode (sroce_wc_opcode()), and the one a process may not post,
+	 * REG_MR, completes as a malformed entry does, as IB_WC_SEND.
+	 */
+	if (opcode) {
+		op = READ_ONCE(((const struct sroce_send_uwqe *)slot)->opcode);
+		*opcode = op == IB_WR_REG_MR ? IB_WC_SEND : sroce_wc_opcode(op);
+	}
 	q->upull++;
 	sroce_uring_publish(q);
 	return true;
