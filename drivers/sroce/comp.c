@@ -78,6 +78,11 @@ static bool sroce_wqe_wc(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 	else if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 		 wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
 		wc->byte_len = 8;
+	/* As rdma_rxe and mlx5 report a send that carried an immediate. */
+	if (wqe->status == IB_WC_SUCCESS &&
+	    (wqe->opcode == IB_WR_SEND_WITH_IMM ||
+	     wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM))
+		wc->wc_flags = IB_WC_WITH_IMM;
 	return wqe->status != IB_WC_SUCCESS ||
 	       qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
 	       (wqe->send_flags & IB_SEND_SIGNALED);
@@ -596,6 +601,17 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 
 	/* Read response or atomic ACK: it acknowledges what came before. */
 	wqe = sroce_comp_wqe(qp, pkt->psn);
+	/*
+	 * An Atomic Write's answer: an ACK (sroce), or an RDMA READ Response
+	 * Only without payload (rdma_rxe 6.2+, as for FLUSH).  Either
+	 * acknowledges it and all before it.
+	 */
+	if (wqe && wqe->opcode == SROCE_WR_ATOMIC_WRITE &&
+	    sroce_opcode_op(pkt->opcode) ==
+	    IB_OPCODE_RDMA_READ_RESPONSE_ONLY && !pkt->paylen) {
+		sroce_comp_ack(qp, pkt->psn);
+		goto run;
+	}
 	if (!wqe || !sroce_wqe_is_rd_op(wqe->opcode)) {
 		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DUP);
 		goto run;

@@ -692,7 +692,7 @@ void sroce_req_catch_up(struct sroce_qp *qp)
 	 * now (not when the requester passes them again), new ones start at
 	 * comp.psn.
 	 */
-	while (req->idx != READ_ONCE(qp->sq.tail) &&
+	while (req->idx != smp_load_acquire(&qp->sq.tail) &&
 	       sroce_sq_wqe(qp, req->idx)->state == SROCE_WQE_DONE)
 		req->idx++;
 	req->psn = qp->comp.psn;

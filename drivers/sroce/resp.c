@@ -206,8 +206,8 @@ static void sroce_resp_nak(struct sroce_qp *qp, u32 psn, u8 code)
 	sroce_resp_ack(qp, psn, SROCE_AETH_NAK | code);
 }
 
-static void __sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 code,
-			       bool event)
+static void sroce_resp_fatal_now(struct sroce_qp *qp, u32 psn, u8 code,
+				 bool event)
 {
 	sroce_resp_nak(qp, psn, code);
 	if (qp->state == IB_QPS_ERR)
@@ -217,6 +217,31 @@ static void __sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 code,
 			      IB_EVENT_QP_REQ_ERR : code == SROCE_NAK_REM_ACCESS ?
 			      IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
 	sroce_qp_error(qp);
+}
+
+/*
+ * Responses leave in the order of their requests' PSNs (IBA 9.7.5.1):
+ * the NAK of a request behind a READ whose responses are still queued
+ * waits for them, as the QP's move to Error, which would drop them (the
+ * requester would take the NAK for an implied NAK of that READ, ask for
+ * it again from a QP in Error, and end in a retry error instead of this
+ * one).  Requests that come meanwhile are dropped (sroce_resp_connected()).
+ */
+static void __sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 code,
+			       bool event)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	if (resp->rd_next == resp->rd_tail || qp->state == IB_QPS_ERR) {
+		sroce_resp_fatal_now(qp, psn, code, event);
+		return;
+	}
+	if (resp->fatal_pending)
+		return;
+	resp->fatal_pending = true;
+	resp->fatal_event = event;
+	resp->fatal_code = code;
+	resp->fatal_psn = psn;
 }
 
 /*
@@ -346,6 +371,7 @@ void sroce_resp_reset(struct sroce_qp *qp)
 	if (qp->resp.rd_size)
 		memset(qp->resp.rd, 0, qp->resp.rd_size * sizeof(*qp->resp.rd));
 	qp->resp.rd_next = qp->resp.rd_tail;
+	qp->resp.fatal_pending = false;
 	qp->resp.have_wqe = false;
 	qp->resp.cur = SROCE_MSG_NONE;
 }
@@ -462,7 +488,7 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 			struct sroce_aeth *aeth = (void *)pkt.ext;
 
 			aeth->smsn = cpu_to_be32(SROCE_AETH_CREDIT_NONE << 24 |
-						 (resp->msn & SROCE_PSN_MASK));
+						 (res->msn & SROCE_PSN_MASK));
 		}
 		if (op == IB_OPCODE_ATOMIC_ACKNOWLEDGE) {
 			struct sroce_atmack *a = (void *)(pkt.ext +
@@ -485,8 +511,9 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 					      res->va + off, pkt.payload,
 					      paylen, false)) {
 			kfree_skb(pkt.skb);
-			sroce_resp_fatal(qp, sroce_psn_add(res->psn, res->sent),
-					 SROCE_NAK_REM_ACCESS);
+			sroce_resp_fatal_now(qp,
+					     sroce_psn_add(res->psn, res->sent),
+					     SROCE_NAK_REM_ACCESS, true);
 			return false;
 		}
 		sroce_qp_xmit(qp, &pkt, false);
@@ -496,6 +523,14 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 		resp->ack_pending = false;
 		sroce_resp_ack(qp, sroce_psn_add(resp->epsn, SROCE_PSN_MASK),
 			       SROCE_AETH_CREDIT_NONE);
+	}
+	if (resp->fatal_pending) {
+		/* Its NAK is for epsn too, and says more. */
+		resp->fatal_pending = false;
+		resp->nak_pending = false;
+		sroce_resp_fatal_now(qp, resp->fatal_psn, resp->fatal_code,
+				     resp->fatal_event);
+		return false;
 	}
 	if (resp->nak_pending) {
 		resp->nak_pending = false;
@@ -546,6 +581,7 @@ struct sroce_rd_res *sroce_rd_alloc(struct sroce_qp *qp)
 	if (res->mr)
 		sroce_mr_put(res->mr);
 	memset(res, 0, sizeof(*res));
+	res->msn = resp->msn;	/* a duplicate's: the MSN as it is now */
 	resp->rd_tail++;
 	return res;
 }
@@ -657,7 +693,7 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	int err;
 
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE)) {
-		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_REM_ACCESS);
+		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
 		pkt->failed = true;
 		return;
 	}
@@ -830,6 +866,13 @@ static void sroce_resp_send_fail(struct sroce_qp *qp, struct sroce_pkt *pkt,
  */
 static void sroce_resp_rnr_nak(struct sroce_qp *qp, u32 psn)
 {
+	/*
+	 * One NAK outstanding (IBA 9.7.5.2): the requester's packets after
+	 * this one are dropped, not NAKed for their sequence, until it sends
+	 * @psn again after the RNR timer; a sequence NAK would make it resend
+	 * at once and spend its retry count instead.
+	 */
+	qp->resp.nak_sent = true;
 	sroce_resp_nak_ordered(qp, psn, SROCE_AETH_RNR_NAK |
 			       (qp->attr.min_rnr_timer &
 				SROCE_AETH_VALUE_MASK));
@@ -932,14 +975,16 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 	/*
 	 * The QP's access rights before its resources (the responder's order
-	 * of checks, IBA 9.7.5.1; rdma_rxe's too): an RNR NAK here would make
+	 * of checks, IBA 9.7.5.1; rdma_rxe's too), an Invalid Request as for
+	 * READ and atomics (IBA's Remote Invalid Request Error: "the operation
+	 * is not supported by this receive queue"): an RNR NAK here would make
 	 * the requester retry, for ever with rnr_retry 7, what must fail.
 	 * Every packet of the message, not only its first: a Modify QP in RTS
 	 * may take remote write away while a WRITE is half done, and the rest
 	 * of it must not land (rdma_rxe's check_op_valid() runs per packet).
 	 */
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
-		goto access;
+		goto inv_req;
 	/*
 	 * IBA 9.7.5.2.8: an immediate needs a receive WQE.  Without one the
 	 * packet gets an RNR NAK before it changes anything, so that the
@@ -1042,6 +1087,11 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	int diff = sroce_psn_diff(pkt->psn, resp->epsn);
 
+	if (unlikely(resp->fatal_pending)) {
+		/* The QP is on its way to Error (__sroce_resp_fatal()). */
+		sroce_count(sdev, SROCE_CNT_RX_BAD_STATE);
+		return;
+	}
 	if (diff < 0 && rc) {
 		sroce_resp_duplicate(qp, pkt);
 		if (sroce_resp_tx(qp, SROCE_RESP_BUDGET))
@@ -1113,7 +1163,8 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_resp_atomic_write(qp, pkt);
 	else
 		sroce_resp_atomic(qp, pkt);
-	if (pkt->rnr || pkt->failed || qp->state == IB_QPS_ERR)
+	if (pkt->rnr || pkt->failed || qp->state == IB_QPS_ERR ||
+	    resp->fatal_pending)
 		return;	/* RNR: epsn stays, the requester comes back */
 
 	if (pkt->info & SROCE_F_READ) {
@@ -1122,18 +1173,24 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		resp->epsn = sroce_psn_add(pkt->psn,
 					   sroce_rd_npkts(qp,
 							  be32_to_cpu(reth->len)));
-		resp->msn++;
 	} else {
 		resp->epsn = sroce_psn_add(pkt->psn, 1);
-		if (pkt->info & SROCE_F_ATOMIC)
-			resp->msn++;
+	}
+	if (pkt->info & (SROCE_F_READ | SROCE_F_ATOMIC)) {
+		/* Its responses carry the MSN that counts it. */
+		resp->msn++;
+		sroce_rd_at(resp, resp->rd_tail - 1)->msn = resp->msn;
 	}
 	if (!rc)
 		return;
 	if (pkt->info & (SROCE_F_READ | SROCE_F_ATOMIC)) {
 		if (sroce_resp_tx(qp, SROCE_RESP_BUDGET))
 			sroce_qp_kick(qp);
-	} else if (pkt->ackreq) {
+	} else if (pkt->ackreq || (pkt->info & SROCE_F_AWRITE)) {
+		/*
+		 * An Atomic Write is answered whether it asks or not: its
+		 * requester waits for the answer, as for an atomic's.
+		 */
 		if (resp->rd_next != resp->rd_tail)
 			resp->ack_pending = true;
 		else

@@ -695,6 +695,9 @@ struct sroce_rd_first {
  * @rkey: reads: the rkey of the request (checked every packet)
  * @mr: reads: the source MR, with a reference while packets remain
  * @orig: atomics: the value before the operation (replayed on duplicates)
+ * @msn: the MSN its responses carry: the responder's once it took the
+ *	request, not once later requests moved it (the response is theirs in
+ *	PSN order)
  * @first: reads: the READ as the requester first asked for it, which a
  *	duplicate must fall within; an answer to a duplicate inherits it, so
  *	that a retry from the READ's start matches while any answer survives
@@ -709,6 +712,7 @@ struct sroce_rd_res {
 	u32 rkey;
 	struct sroce_mr *mr;
 	u64 orig;
+	u32 msn;
 	struct sroce_rd_first first;
 };
 
@@ -731,6 +735,13 @@ enum sroce_resp_msg {
  * @nak_pending: an RNR or sequence NAK for @epsn waits behind read
  *	responses
  * @nak_syndrome: the AETH syndrome of the waiting NAK
+ * @fatal_pending: a class C/D error NAK (@fatal_code for @fatal_psn, with
+ *	an async event if @fatal_event) waits for the read responses queued
+ *	before it, and the QP enters Error after it (sroce_resp_tx()); the
+ *	requests that come meanwhile are dropped
+ * @fatal_event: see @fatal_pending
+ * @fatal_code: see @fatal_pending
+ * @fatal_psn: see @fatal_pending
  * @ack_due: a coalesced ACK of (@ack_psn, @ack_msn) waits for the end of
  *	the receive batch (resp.c)
  * @ack_queued: the QP is on a CPU's list of QPs with an ACK due, with a
@@ -764,6 +775,10 @@ struct sroce_resp {
 	bool ack_pending;
 	bool nak_pending;
 	u8 nak_syndrome;
+	bool fatal_pending;
+	bool fatal_event;
+	u8 fatal_code;
+	u32 fatal_psn;
 	bool ack_due;
 	bool ack_queued;
 	u32 ack_psn;
@@ -1037,7 +1052,8 @@ sroce_sq_wqe(struct sroce_qp *qp, u32 idx)
 static inline struct sroce_send_wqe *
 sroce_sq_next_sent(struct sroce_qp *qp, u32 *idx)
 {
-	for (; *idx != READ_ONCE(qp->sq.tail); (*idx)++) {
+	/* Acquire: the slots up to the tail as their poster wrote them. */
+	for (; *idx != smp_load_acquire(&qp->sq.tail); (*idx)++) {
 		struct sroce_send_wqe *wqe = sroce_sq_wqe(qp, *idx);
 
 		if (wqe->state == SROCE_WQE_POSTED)

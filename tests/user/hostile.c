@@ -1562,9 +1562,10 @@ static int rnr_one(struct dev *d, struct pair *p, enum ibv_wr_opcode op,
 
 /*
  * RDMA WRITE WITH IMMEDIATE to a QP without remote write access and
- * without a receive: the access error comes first (IBA 9.7.5.1.5's order,
+ * without a receive: the access check comes first (IBA 9.7.5.1.5's order,
  * as rdma_rxe), not an RNR NAK that the requester, with rnr_retry 7,
- * would retry for ever.
+ * would retry for ever.  An operation the QP does not enable is an
+ * Invalid Request (as for READ and atomics; rdma_rxe's check_op_valid()).
  */
 static void rnr_no_access(struct dev *d, struct pair *p)
 {
@@ -1587,7 +1588,7 @@ static void rnr_no_access(struct dev *d, struct pair *p)
 	wr.wr.rdma.rkey = d->mr->rkey;
 	if (!post_send1(p->qp[0], &wr))
 		n = poll_n(p->cq[0], &wc, 1, 3000 * scale);
-	ok(n == 1 && wc.status == IBV_WC_REM_ACCESS_ERR,
+	ok(n == 1 && wc.status == IBV_WC_REM_INV_REQ_ERR,
 	   "e: WRITE_WITH_IMM without access and without a receive: %s, not an endless RNR",
 	   n ? wcs(wc.status) : "no completion");
 }

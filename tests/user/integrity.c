@@ -177,9 +177,16 @@ static int post_send(enum ibv_wr_opcode op, uint8_t *local, uint32_t len,
 		wr.wr.rdma.remote_addr = raddr;
 		wr.wr.rdma.rkey = them.rkey;
 	}
-	if (ibv_post_send(qp, &wr, &bad))
+	if (ibv_post_send(qp, &wr, &bad) || wait_wc(&wc))
 		return -1;
-	return wait_wc(&wc);
+	/* A send that carried an immediate says so (as rxe and mlx5). */
+	if (!(wc.wc_flags & IBV_WC_WITH_IMM) !=
+	    !(op == IBV_WR_RDMA_WRITE_WITH_IMM || op == IBV_WR_SEND_WITH_IMM)) {
+		fprintf(stderr, "send completion of opcode %d: wc_flags %#x\n",
+			op, wc.wc_flags);
+		return -1;
+	}
+	return 0;
 }
 
 static int post_recv(uint8_t *local, uint32_t len)

@@ -178,6 +178,7 @@ static const char *wc_opcode_name(enum ibv_wc_opcode op)
 	case IBV_WC_FETCH_ADD: return "FETCH_ADD";
 	case IBV_WC_BIND_MW: return "BIND_MW";
 	case IBV_WC_LOCAL_INV: return "LOCAL_INV";
+	case IBV_WC_ATOMIC_WRITE: return "ATOMIC_WRITE";
 	case IBV_WC_RECV: return "RECV";
 	case IBV_WC_RECV_RDMA_WITH_IMM: return "RECV_RDMA_WITH_IMM";
 	default: return "OTHER";
@@ -394,6 +395,7 @@ static int send_opcode(const char *op, enum ibv_wr_opcode *wr_op)
 		{ "read", IBV_WR_RDMA_READ },
 		{ "cas", IBV_WR_ATOMIC_CMP_AND_SWP },
 		{ "faa", IBV_WR_ATOMIC_FETCH_AND_ADD },
+		{ "awrite", IBV_WR_ATOMIC_WRITE },
 	};
 	unsigned int i;
 
@@ -437,6 +439,10 @@ static void cmd_post_send(struct tqp *t, char **arg)
 		wr.wr.atomic.compare_add = 1;
 		wr.wr.atomic.swap = 2;
 		break;
+	case IBV_WR_ATOMIC_WRITE:	/* its 8 bytes: one SGE */
+		sge.length = 8;
+		wr.num_sge = 1;
+		/* fallthrough */
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_RDMA_READ:

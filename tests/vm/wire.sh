@@ -19,8 +19,8 @@
 #   pkey        a P_Key outside the default partition is dropped
 #   dereg       WRITE_FIRST then silence: dereg and destroy return at once,
 #               the rest of the WRITE does not reach the memory
-#   rnr         WRITE_ONLY_IMM without a receive: RNR NAK, the retry of the
-#               same PSN completes
+#   rnr         WRITE_ONLY_IMM without a receive: RNR NAK, the next PSN
+#               gets no sequence NAK, the retry of the same PSN completes
 #   late_ack    an ACK for a PSN sent before an RNR NAK's go-back completes
 #               the SENDs it acknowledges; nothing is sent again
 #   uc_resync   a UC message that lost a packet is dropped, its receive WQE
@@ -33,6 +33,9 @@
 #   cli         roce_packet.py's command line sends a WRITE, shows the ACK
 #   atomic_write  RDMA Atomic Write: lands and is ACKed, a duplicate is not
 #               written again, none on UC, a misaligned target is NAKed
+#   atomic_write_answers  ours completes on an ACK and on a READ Response
+#               Only without payload (rdma_rxe 6.2+); one without AckReq is
+#               ACKed
 #   atomic_replay FETCH_ADD answered, its duplicate replayed without adding;
 #               after RESET and a new connection, not replayed
 #   gsi         PerfMgt MADs at QP1: Gets answered (IPv4, IPv6), a Set
@@ -44,15 +47,17 @@
 #               for its receive, or a FIRST short of the MTU, is dropped
 #               and counted, the WQE takes the next message
 #   access      remote write taken away (RTS to RTS) mid-WRITE: the rest
-#               does not land (RC: NAK, QP to Error; UC: counted drop)
+#               does not land (RC: NAK invalid request, QP to Error; UC:
+#               counted drop)
 #   ud_oversize a UD SEND over the port MTU completes successfully and is
 #               not sent (C10-93.1.1); the QP stays in RTS
 #   lengths     a packet not a whole number of words dropped and counted,
 #               its PSN not taken; four READs of 64 KiB all answered in
 #               PSN order; a WRITE over 2^31 NAKed as an invalid request,
 #               nothing landed
-#   nak_order   an RNR NAK and a sequence NAK sent after all the READ
-#               responses queued before them, never between
+#   nak_order   an RNR NAK, a sequence NAK and a fatal (remote access)
+#               NAK sent after all the READ responses queued before them,
+#               never between; the QP enters Error after the last
 #   responses   answers IBA does not allow: a reserved ACK syndrome dropped
 #               and counted, a sequence NAK's copy and a late RNR NAK
 #               ignored, a READ_RESPONSE_MIDDLE for a one-packet READ a
@@ -92,7 +97,7 @@ fake_peer_up
 before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
-	 atomic_write atomic_replay gsi dup_read uc_hostile access ud_oversize lengths \
+	 atomic_write atomic_write_answers atomic_replay gsi dup_read uc_hostile access ud_oversize lengths \
 	 nak_order responses timeout_window overrun_nak; do
 	scenario "$s"
 done
