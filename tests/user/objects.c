@@ -1645,6 +1645,201 @@ static void atomic_write(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 		ibv_dereg_mr(tmr);
 }
 
+static int sqe_to_rts(struct ibv_qp *qp, uint32_t dqpn, int sgid,
+		      union ibv_gid *gid);
+
+/* Completions on @cq within @ms (0 polls once more after the wait). */
+static int wc_count(struct ibv_cq *cq, int ms)
+{
+	struct ibv_wc wc[8];
+	int n = 0, got;
+
+	usleep(ms * 1000);
+	while ((got = ibv_poll_cq(cq, 8, wc)) > 0)
+		n += got;
+	return n;
+}
+
+/*
+ * Posting as ibv_post_send(3) and ibv_wr_post(3) tell: a list posts the
+ * WRs before the first bad one, *bad_wr is that one; an ibv_wr_* batch
+ * goes whole or not at all; a bad WR is refused with EINVAL and never
+ * reaches libibverbs' own copying (a UD WR without an AH, num_sge -1),
+ * on the mapped SQ and over the commands alike; a QP type that cannot
+ * carry a send op is not created with it.
+ */
+static void post_lists(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
+		       union ibv_gid *gid)
+{
+	static const struct {
+		enum ibv_qp_type type;
+		uint64_t ops;
+		int ok;
+		const char *what;
+	} types[] = {
+		{ IBV_QPT_UC, IBV_QP_EX_WITH_RDMA_WRITE, 1, "UC, RDMA WRITE" },
+		{ IBV_QPT_UC, IBV_QP_EX_WITH_RDMA_READ, 0, "UC, RDMA READ" },
+		{ IBV_QPT_UD, IBV_QP_EX_WITH_SEND_WITH_IMM, 1, "UD, SEND_WITH_IMM" },
+		{ IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_WRITE, 0, "UD, RDMA WRITE" },
+	};
+	static char buf[4][64];
+	struct ibv_qp_init_attr_ex xa = {
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = pd,
+	};
+	struct ibv_send_wr wr[3], *bad = NULL;
+	struct ibv_recv_wr rwr[2], *rbad = NULL;
+	struct ibv_qp *a = NULL, *b = NULL, *u = NULL;
+	struct ibv_qp_init_attr ia;
+	struct ibv_sge sge[34];
+	struct ibv_qp_attr qa;
+	struct ibv_qp_ex *ax;
+	struct ibv_mr *mr;
+	struct ibv_cq *cq;
+	unsigned int i, max_sge;
+	int rc, n;
+
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	if (!mr || !cq) {
+		tap(0, "post lists: an MR and a CQ");
+		goto out;
+	}
+	xa.send_cq = xa.recv_cq = cq;
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		struct ibv_qp *q;
+
+		xa.qp_type = types[i].type;
+		xa.send_ops_flags = IBV_QP_EX_WITH_SEND | types[i].ops;
+		errno = 0;
+		q = ibv_create_qp_ex(ctx, &xa);
+		tap(types[i].ok ? q != NULL : !q && errno == EOPNOTSUPP,
+		   "ibv_create_qp_ex, send ops %s: %s (%d)", types[i].what,
+		   types[i].ok ? "created" : "EOPNOTSUPP", errno);
+		if (q)
+			ibv_destroy_qp(q);
+	}
+
+	xa.qp_type = IBV_QPT_RC;
+	xa.send_ops_flags = IBV_QP_EX_WITH_SEND;
+	a = ibv_create_qp_ex(ctx, &xa);
+	b = ibv_create_qp_ex(ctx, &xa);
+	if (!a || !b || to_rts_peer(a, b->qp_num, sgid, gid) ||
+	    to_rts_peer(b, a->qp_num, sgid, gid) ||
+	    ibv_query_qp(a, &qa, IBV_QP_CAP, &ia)) {
+		tap(0, "post lists: an RC pair in RTS");
+		goto out;
+	}
+	max_sge = qa.cap.max_send_sge;
+	for (i = 0; i < 34; i++)
+		sge[i] = (struct ibv_sge){ (uintptr_t)buf[i % 4], 16, mr->lkey };
+	for (i = 0; i < 6; i++) {
+		struct ibv_recv_wr r = { .wr_id = 100 + i, .sg_list = sge,
+					 .num_sge = 1 };
+
+		if (ibv_post_recv(b, &r, &rbad))
+			break;
+	}
+
+	/* An ibv_wr_* batch whose last WR has too many SGEs: none goes. */
+	ax = ibv_qp_to_qp_ex(a);
+	ibv_wr_start(ax);
+	ax->wr_flags = IBV_SEND_SIGNALED;
+	ax->wr_id = 1;
+	ibv_wr_send(ax);
+	ibv_wr_set_sge(ax, mr->lkey, (uintptr_t)buf[0], 16);
+	ax->wr_id = 2;
+	ibv_wr_send(ax);
+	ibv_wr_set_sge_list(ax, max_sge + 1 <= 34 ? max_sge + 1 : 34, sge);
+	rc = ibv_wr_complete(ax);
+	n = wc_count(cq, 300);
+	tap(rc == EINVAL && n == 0,
+	   "ibv_wr_complete with a bad last WR: EINVAL, nothing posted (%d, %d completions)",
+	   rc, n);
+	ibv_wr_start(ax);
+	ax->wr_flags = IBV_SEND_SIGNALED;
+	for (i = 0; i < 2; i++) {
+		ax->wr_id = 3 + i;
+		ibv_wr_send(ax);
+		ibv_wr_set_sge(ax, mr->lkey, (uintptr_t)buf[0], 16);
+	}
+	rc = ibv_wr_complete(ax);
+	n = wc_count(cq, 300);
+	tap(rc == 0 && n == 4,
+	   "then a good batch of 2: both sent and received (%d, %d completions)",
+	   rc, n);
+
+	/* ibv_post_send: a good WR, then num_sge -1: the first goes. */
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < 2; i++) {
+		wr[i].wr_id = 10 + i;
+		wr[i].opcode = IBV_WR_SEND;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		wr[i].sg_list = sge;
+		wr[i].num_sge = 1;
+		wr[i].next = i ? NULL : &wr[1];
+	}
+	wr[1].num_sge = -1;
+	rc = ibv_post_send(a, wr, &bad);
+	n = wc_count(cq, 300);
+	tap(rc == EINVAL && bad == &wr[1] && n == 2 && wr[0].next == &wr[1],
+	   "ibv_post_send of a good WR and one of num_sge -1: EINVAL, bad_wr the second, the first sent (%d, %d completions)",
+	   rc, n);
+
+	/* ibv_post_recv: a good WR, then one over max_recv_sge. */
+	memset(rwr, 0, sizeof(rwr));
+	rwr[0] = (struct ibv_recv_wr){ .wr_id = 20, .sg_list = sge,
+				       .num_sge = 1, .next = &rwr[1] };
+	rwr[1] = (struct ibv_recv_wr){ .wr_id = 21, .sg_list = sge,
+				       .num_sge = 33 };
+	rc = ibv_post_recv(b, rwr, &rbad);
+	tap(rc == EINVAL && rbad == &rwr[1] && rwr[0].next == &rwr[1],
+	   "ibv_post_recv of a good WR and one of 33 SGEs: EINVAL, bad_wr the second (%d)",
+	   rc);
+
+	/* A UD WR without an address handle: EINVAL, no crash. */
+	xa.qp_type = IBV_QPT_UD;
+	u = ibv_create_qp_ex(ctx, &xa);
+	if (!u || sqe_to_rts(u, 0, sgid, gid)) {
+		tap(0, "post lists: a UD QP in RTS");
+		goto out;
+	}
+	memset(wr, 0, sizeof(wr));
+	wr[0] = (struct ibv_send_wr){ .wr_id = 30, .opcode = IBV_WR_SEND,
+				      .sg_list = sge, .num_sge = 1,
+				      .send_flags = IBV_SEND_SIGNALED };
+	wr[0].wr.ud.remote_qpn = u->qp_num;
+	wr[0].wr.ud.remote_qkey = 0x11111111;
+	rc = ibv_post_send(u, wr, &bad);
+	tap(rc == EINVAL && bad == &wr[0],
+	   "ibv_post_send on UD without an AH: EINVAL (%d)", rc);
+	ax = ibv_qp_to_qp_ex(u);
+	ibv_wr_start(ax);
+	ax->wr_id = 31;
+	ibv_wr_send(ax);
+	ibv_wr_set_sge(ax, mr->lkey, (uintptr_t)buf[0], 16);
+	rc = ibv_wr_complete(ax);
+	tap(rc == EINVAL, "ibv_wr_complete on UD without ibv_wr_set_ud_addr: EINVAL (%d)",
+	   rc);
+	wc_count(cq, 0);
+out:
+	if (u)
+		ibv_destroy_qp(u);
+	if (a)
+		ibv_destroy_qp(a);
+	if (b)
+		ibv_destroy_qp(b);
+	if (cq) {
+		wc_count(cq, 0);
+		ibv_destroy_cq(cq);
+	}
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
 /*
  * Memory windows (IBA 10.6.7): type 1 bound by ibv_bind_mw(), type 2B by
  * a posted IBV_WR_BIND_MW and by ibv_wr_bind_mw(); the range and rights
@@ -2542,6 +2737,7 @@ int main(int argc, char **argv)
 		mw_fill(pd, dattr.orig_attr.max_mw);
 	atomic_write(ctx, pd, sgid, &gid, !getenv("SROCE_MAPPED") ||
 		     strcmp(getenv("SROCE_MAPPED"), "0"));
+	post_lists(ctx, pd, sgid, &gid);
 	rd_resources(pd, &dattr.orig_attr, sgid, &gid);
 	srq_create_attrs(pd);
 	srq_limit(ctx, pd, sgid, &gid);

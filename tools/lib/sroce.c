@@ -59,7 +59,8 @@ struct sroce_context {
 struct sroce_cq {
 	struct verbs_cq vcq;
 	/* A mapped CQ: the ring, its size, and what we consumed. */
-	struct sroce_cq_ring *ring;
+	struct sroce_cq_ring *ring;	/* NULL after a failed resize */
+	int mapped;			/* made with a ring (fixed) */
 	uint64_t *ts;			/* completion timestamps, or NULL */
 	size_t ring_len;
 	uint32_t entries;
@@ -72,8 +73,10 @@ struct sroce_cq {
 
 /*
  * The ibv_wr_* work-request API (ibv_qp_ex): WRs are built here between
- * wr_start and wr_complete, then posted with one uverbs command; the
- * kernel refuses or accepts the batch as post_send would.
+ * wr_start and wr_complete, then posted whole or not at all (ibv_wr_post(3):
+ * "the entire posting will be aborted"): into the mapped SQ when all are
+ * valid and fit, or over the uverbs command when the provider finds none
+ * invalid (there the kernel may still find the SQ full part way).
  */
 #define SROCE_MAX_SGE_USER	32	/* the kernel's SROCE_MAX_SGE */
 #define SROCE_MAX_INLINE_USER	256	/* the kernel's SROCE_MAX_INLINE */
@@ -106,6 +109,11 @@ struct sroce_qp {
 	 * itself (SQE, Error) are handled there, through the doorbell.
 	 */
 	enum ibv_qp_state state;
+	/*
+	 * ibv_wr_start() to ibv_wr_complete()/abort() is one thread's at a
+	 * time (ibv_wr_post(3), CONCURRENCY): @wr_lock, held between them.
+	 */
+	pthread_spinlock_t wr_lock;
 	struct sroce_wr *wrs;		/* the batch being built */
 	unsigned int nwr;
 	unsigned int max_wr;
@@ -462,6 +470,7 @@ static int sroce_cq_ready(struct ibv_context *ctx, struct sroce_cq *cq,
 		err = sroce_cq_map(ctx, cq, drv);
 		if (err)
 			ibv_cmd_destroy_cq(&cq->vcq.cq);
+		cq->mapped = 1;
 	}
 	if (err) {
 		sroce_cq_free(cq);
@@ -530,6 +539,19 @@ static void sroce_wc_read(struct ibv_wc *w, const struct ib_uverbs_wc *u)
 }
 
 /*
+ * The kernel's producer index (acquire: the completions before it as the
+ * kernel wrote them), at most a ring ahead of ours: one further could
+ * only come from a thread that scribbled over the shared page, and would
+ * have a poll hand out the same slots again, or a clean walk 2^32 of them.
+ */
+static uint32_t sroce_cq_producer(struct sroce_cq *cq)
+{
+	uint32_t prod = __atomic_load_n(&cq->ring->producer, __ATOMIC_ACQUIRE);
+
+	return prod - cq->cons > cq->entries ? cq->cons + cq->entries : prod;
+}
+
+/*
  * ibv_poll_cq of a mapped CQ: the completions the kernel published before
  * its producer index (acquire), then our consumer index (release), which
  * tells the kernel those slots are free.
@@ -540,20 +562,24 @@ static int sroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	uint32_t prod;
 	int n, i;
 
-	if (!cq->ring) {
-		n = ibv_cmd_poll_cq(ibcq, ne, wc);
-		for (i = 0; i < n; i++)
-			wc[i].wc_flags = sroce_wc_flags(wc[i].wc_flags);
-		return n;
+	if (cq->mapped) {
+		pthread_spin_lock(&cq->lock);
+		if (cq->ring) {	/* a resize may have failed meanwhile */
+			prod = sroce_cq_producer(cq);
+			for (n = 0; n < ne && cq->cons != prod; n++, cq->cons++)
+				sroce_wc_read(&wc[n], &cq->ring->cqe[cq->cons %
+								     cq->entries]);
+			if (n)
+				__atomic_store_n(&cq->ring->consumer, cq->cons,
+						 __ATOMIC_RELEASE);
+			pthread_spin_unlock(&cq->lock);
+			return n;
+		}
+		pthread_spin_unlock(&cq->lock);
 	}
-	pthread_spin_lock(&cq->lock);
-	prod = __atomic_load_n(&cq->ring->producer, __ATOMIC_ACQUIRE);
-	for (n = 0; n < ne && cq->cons != prod; n++, cq->cons++)
-		sroce_wc_read(&wc[n], &cq->ring->cqe[cq->cons % cq->entries]);
-	if (n)
-		__atomic_store_n(&cq->ring->consumer, cq->cons,
-				 __ATOMIC_RELEASE);
-	pthread_spin_unlock(&cq->lock);
+	n = ibv_cmd_poll_cq(ibcq, ne, wc);
+	for (i = 0; i < n; i++)
+		wc[i].wc_flags = sroce_wc_flags(wc[i].wc_flags);
 	return n;
 }
 
@@ -578,8 +604,7 @@ static int sroce_cq_take(struct sroce_cq *cq)
 	struct ibv_cq_ex *cqx = &cq->vcq.cq_ex;
 
 	if (cq->ring) {
-		uint32_t prod = __atomic_load_n(&cq->ring->producer,
-						__ATOMIC_ACQUIRE);
+		uint32_t prod = sroce_cq_producer(cq);
 
 		if (cq->cons == prod)
 			return ENOENT;
@@ -777,10 +802,13 @@ static struct ibv_cq_ex *sroce_create_cq_ex(struct ibv_context *ctx,
 	cq = sroce_cq_new();
 	if (!cq)
 		return NULL;
+	/*
+	 * libibverbs asks for timestamps from wc_flags itself; the last
+	 * argument is its own flag (timestamps may be ignored over the
+	 * legacy command), which they may not.
+	 */
 	err = ibv_cmd_create_cq_ex(ctx, attr, &cq->vcq, &cmd.core, sizeof(cmd),
-				   &resp.core, sizeof(resp),
-				   attr->wc_flags & SROCE_WC_TS ?
-				   IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION : 0);
+				   &resp.core, sizeof(resp), 0);
 	if (sroce_cq_ready(ctx, cq, err, &resp.drv))
 		return NULL;
 	/* Timestamps asked and granted, or the CQ is no use. */
@@ -806,12 +834,15 @@ static int sroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
 	struct sroce_cq *cq = to_scq(ibcq);
 	struct sroce_cq_resize_resp resp = {};
-	struct sroce_cq_ring *old = cq->ring;
-	size_t old_len = cq->ring_len;
+	struct sroce_cq_ring *old;
 	struct ibv_resize_cq cmd;
+	size_t old_len;
 	int err;
 
 	pthread_spin_lock(&cq->lock);
+	/* Read under the lock: two resizes must not both unmap one ring. */
+	old = cq->ring;
+	old_len = cq->ring_len;
 	err = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.core,
 				sizeof(resp));
 	if (!err && old) {
@@ -940,7 +971,8 @@ static int sroce_send_wr_ok(struct sroce_qp *qp, const struct ibv_send_wr *wr,
 	default:
 		return EINVAL;
 	}
-	if (wr->num_sge < 0)
+	/* Inline or not, as the command path and rdma_rxe check it. */
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
 		return EINVAL;
 	for (i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
@@ -953,8 +985,6 @@ static int sroce_send_wr_ok(struct sroce_qp *qp, const struct ibv_send_wr *wr,
 		*inline_len = len;
 		return 0;
 	}
-	if ((uint32_t)wr->num_sge > qp->sq.max_sge)
-		return EINVAL;
 	/* IBA 9.4.5: an atomic carries 8 bytes back. */
 	if ((wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	     wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) && len != 8)
@@ -1039,28 +1069,108 @@ static int sroce_sq_write(struct sroce_qp *qp, struct ibv_send_wr *wr)
 }
 
 /*
+ * The first WR of a list for the uverbs command that the kernel would
+ * refuse or libibverbs could not even pass (it reads a UD WR's AH, and
+ * copies num_sge entries), with its error in @err; NULL if none.  The
+ * command has no bind: the mapped SQ carries those.
+ */
+static struct ibv_send_wr *sroce_cmd_send_bad(struct sroce_qp *qp,
+					      struct ibv_send_wr *wr, int *err)
+{
+	int ud = qp->vqp.qp.qp_type == IBV_QPT_UD;
+
+	for (; wr; wr = wr->next) {
+		*err = EINVAL;
+		if (wr->opcode == IBV_WR_BIND_MW) {
+			*err = EOPNOTSUPP;
+			return wr;
+		}
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
+			return wr;
+		if (ud && (!wr->wr.ud.ah || (wr->opcode != IBV_WR_SEND &&
+					     wr->opcode != IBV_WR_SEND_WITH_IMM)))
+			return wr;
+	}
+	return NULL;
+}
+
+/*
+ * Post @wr over the uverbs command.  ibv_post_send(3): the WRs before the
+ * first bad one are posted, *@bad is that one; with @all (ibv_wr_complete())
+ * none is.  The kernel may still refuse one further on (a full SQ).
+ */
+static int sroce_cmd_post_send(struct sroce_qp *qp, struct ibv_send_wr *wr,
+			       struct ibv_send_wr **bad, int all)
+{
+	struct ibv_send_wr *first_bad, *prev;
+	int err = 0, ret;
+
+	first_bad = sroce_cmd_send_bad(qp, wr, &err);
+	if (!first_bad)
+		return ibv_cmd_post_send(&qp->vqp.qp, wr, bad);
+	if (first_bad != wr && !all) {
+		for (prev = wr; prev->next != first_bad; prev = prev->next)
+			;
+		prev->next = NULL;	/* the list up to it, for a moment */
+		ret = ibv_cmd_post_send(&qp->vqp.qp, wr, bad);
+		prev->next = first_bad;
+		if (ret)
+			return ret;
+	}
+	*bad = first_bad;
+	return err;
+}
+
+/*
+ * Write @wr into the mapped SQ, under its lock.  With @all, every WR is
+ * checked and the room for all of them is, before any is written: a
+ * batch of ibv_wr_complete() goes whole or not at all (ibv_wr_post(3)).
+ */
+static int sroce_sq_post(struct sroce_qp *qp, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad, int all)
+{
+	struct ibv_send_wr *w;
+	uint32_t n = 0, inl, cons;
+	int err;
+
+	if (all) {
+		for (w = wr; w; w = w->next, n++) {
+			err = sroce_send_wr_ok(qp, w, &inl);
+			if (err) {
+				*bad = w;
+				return err;
+			}
+		}
+		cons = __atomic_load_n(&qp->sq.ring->consumer,
+				       __ATOMIC_ACQUIRE);
+		if (qp->sq.entries - (qp->sq.prod - cons) < n) {
+			*bad = wr;
+			return ENOMEM;
+		}
+	}
+	for (; wr; wr = wr->next) {
+		err = sroce_sq_write(qp, wr);
+		if (err) {
+			*bad = wr;
+			return err;
+		}
+	}
+	return 0;
+}
+
+/*
  * ibv_post_send: an RC or UC QP writes its mapped SQ and rings the doorbell
  * (an empty post_send command) only when the kernel asked for one.
  */
-static int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-			   struct ibv_send_wr **bad)
+static int __sroce_post_send(struct sroce_qp *qp, struct ibv_send_wr *wr,
+			     struct ibv_send_wr **bad, int all)
 {
-	struct sroce_qp *qp = to_sqp(ibqp);
 	struct ibv_send_wr *none;
 	uint32_t start;
-	int err = 0, db = 0;
+	int err, db = 0;
 
-	if (!qp->sq.ring) {
-		struct ibv_send_wr *w;
-
-		/* The command has no bind: refuse it before any WR goes. */
-		for (w = wr; w; w = w->next)
-			if (w->opcode == IBV_WR_BIND_MW) {
-				*bad = w;
-				return EOPNOTSUPP;
-			}
-		return ibv_cmd_post_send(ibqp, wr, bad);
-	}
+	if (!qp->sq.ring)
+		return sroce_cmd_post_send(qp, wr, bad, all);
 	/* IBA 10.8.2: no posting to an SQ before RTS. */
 	if (__atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) < IBV_QPS_RTS) {
 		*bad = wr;
@@ -1068,20 +1178,34 @@ static int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	}
 	pthread_spin_lock(&qp->sq.lock);
 	start = qp->sq.prod;
-	for (; wr; wr = wr->next) {
-		err = sroce_sq_write(qp, wr);
-		if (err) {
-			*bad = wr;
-			break;
-		}
-	}
+	err = sroce_sq_post(qp, wr, bad, all);
 	if (qp->sq.prod != start)
 		db = sroce_wq_publish(&qp->sq);
 	pthread_spin_unlock(&qp->sq.lock);
 	/* The WRs are queued: a failed doorbell shows in their completions. */
 	if (db)
-		ibv_cmd_post_send(ibqp, NULL, &none);
+		ibv_cmd_post_send(&qp->vqp.qp, NULL, &none);
 	return err;
+}
+
+static int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad)
+{
+	return __sroce_post_send(to_sqp(ibqp), wr, bad, 0);
+}
+
+/*
+ * The first receive WR that the command would refuse or libibverbs could
+ * not pass (it copies num_sge entries); *@prev the one before it, if any.
+ */
+static struct ibv_recv_wr *sroce_recv_bad(struct ibv_recv_wr *wr,
+					  uint32_t max_sge,
+					  struct ibv_recv_wr **prev)
+{
+	for (*prev = NULL; wr; *prev = wr, wr = wr->next)
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge)
+			return wr;
+	return NULL;
 }
 
 /* Write receive WRs into a mapped RQ or SRQ; true if a doorbell is due. */
@@ -1129,8 +1253,22 @@ static int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	struct ibv_recv_wr *none;
 	int err, db = 0;
 
-	if (!qp->rq.ring)
-		return ibv_cmd_post_recv(ibqp, wr, bad);
+	if (!qp->rq.ring) {
+		struct ibv_recv_wr *first_bad, *prev;
+
+		first_bad = sroce_recv_bad(wr, qp->rq.max_sge, &prev);
+		if (!first_bad)
+			return ibv_cmd_post_recv(ibqp, wr, bad);
+		if (prev) {	/* ibv_post_recv(3): those before it go */
+			prev->next = NULL;
+			err = ibv_cmd_post_recv(ibqp, wr, bad);
+			prev->next = first_bad;
+			if (err)
+				return err;
+		}
+		*bad = first_bad;
+		return EINVAL;
+	}
 	/* IBA 10.8.2: no posting to an RQ in RESET. */
 	if (__atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) == IBV_QPS_RESET) {
 		*bad = wr;
@@ -1151,8 +1289,22 @@ static int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	struct ibv_recv_wr *none;
 	int err, db = 0;
 
-	if (!srq->rq.ring)
-		return ibv_cmd_post_srq_recv(ibsrq, wr, bad);
+	if (!srq->rq.ring) {
+		struct ibv_recv_wr *first_bad, *prev;
+
+		first_bad = sroce_recv_bad(wr, srq->rq.max_sge, &prev);
+		if (!first_bad)
+			return ibv_cmd_post_srq_recv(ibsrq, wr, bad);
+		if (prev) {
+			prev->next = NULL;
+			err = ibv_cmd_post_srq_recv(ibsrq, wr, bad);
+			prev->next = first_bad;
+			if (err)
+				return err;
+		}
+		*bad = first_bad;
+		return EINVAL;
+	}
 	pthread_spin_lock(&srq->rq.lock);
 	err = sroce_rq_write(&srq->rq, wr, bad, &db);
 	pthread_spin_unlock(&srq->rq.lock);
@@ -1200,6 +1352,7 @@ static void sroce_wr_start(struct ibv_qp_ex *qpx)
 {
 	struct sroce_qp *qp = qpx_to_sqp(qpx);
 
+	pthread_spin_lock(&qp->wr_lock);
 	qp->nwr = 0;
 	qp->err = 0;
 }
@@ -1215,10 +1368,11 @@ static int sroce_wr_complete(struct ibv_qp_ex *qpx)
 		for (i = 0; i + 1 < qp->nwr; i++)
 			qp->wrs[i].wr.next = &qp->wrs[i + 1].wr;
 		qp->wrs[qp->nwr - 1].wr.next = NULL;
-		err = sroce_post_send(&qp->vqp.qp, &qp->wrs[0].wr, &bad);
+		err = __sroce_post_send(qp, &qp->wrs[0].wr, &bad, 1);
 	}
 	qp->nwr = 0;
 	qp->err = 0;
+	pthread_spin_unlock(&qp->wr_lock);
 	return err;
 }
 
@@ -1228,6 +1382,7 @@ static void sroce_wr_abort(struct ibv_qp_ex *qpx)
 
 	qp->nwr = 0;
 	qp->err = 0;
+	pthread_spin_unlock(&qp->wr_lock);
 }
 
 static void sroce_wr_send(struct ibv_qp_ex *qpx)
@@ -1425,12 +1580,22 @@ static void sroce_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
 			IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW | \
 			IBV_QP_EX_WITH_ATOMIC_WRITE)
 
+/* What each QP type carries (ibv_wr_post(3): creation fails for more). */
+#define SROCE_UC_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+			   IBV_QP_EX_WITH_RDMA_WRITE | \
+			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+			   IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
+#define SROCE_UD_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+
 static int sroce_qp_ex_init(struct sroce_qp *qp,
 			    struct ibv_qp_init_attr_ex *attr)
 {
 	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
+	uint64_t ops = attr->qp_type == IBV_QPT_RC ? SROCE_SEND_OPS :
+		       attr->qp_type == IBV_QPT_UC ? SROCE_UC_SEND_OPS :
+		       SROCE_UD_SEND_OPS;
 
-	if (attr->send_ops_flags & ~(uint64_t)SROCE_SEND_OPS)
+	if (attr->send_ops_flags & ~ops)
 		return EOPNOTSUPP;
 	/* A batch can hold as many WRs as the SQ (the caps granted). */
 	qp->max_wr = attr->cap.max_send_wr ? attr->cap.max_send_wr : 1;
@@ -1501,6 +1666,7 @@ static void sroce_qp_free(struct sroce_qp *qp)
 	sroce_wq_unmap(&qp->rq);
 	pthread_spin_destroy(&qp->sq.lock);
 	pthread_spin_destroy(&qp->rq.lock);
+	pthread_spin_destroy(&qp->wr_lock);
 	free(qp->wrs);
 	free(qp);
 }
@@ -1563,6 +1729,7 @@ static struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ctx,
 		return NULL;
 	pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->wr_lock, PTHREAD_PROCESS_PRIVATE);
 	qp->state = IBV_QPS_RESET;
 	/* The bits whose values ask for nothing stay with us (see above). */
 	mask = attr->comp_mask;
@@ -1625,10 +1792,14 @@ static void sroce_cq_clean(struct ibv_cq *ibcq, uint32_t qpn, int srq)
 	struct sroce_cq *cq = to_scq(ibcq);
 	uint32_t prod, i, freed = 0;
 
-	if (!cq->ring)
+	if (!cq->mapped)
 		return;
 	pthread_spin_lock(&cq->lock);
-	prod = __atomic_load_n(&cq->ring->producer, __ATOMIC_ACQUIRE);
+	if (!cq->ring) {	/* a failed resize: the kernel's to poll */
+		pthread_spin_unlock(&cq->lock);
+		return;
+	}
+	prod = sroce_cq_producer(cq);
 	for (i = prod; i != cq->cons; ) {
 		struct ib_uverbs_wc *e = &cq->ring->cqe[--i % cq->entries];
 		uint32_t to = (i + freed) % cq->entries;
