@@ -600,8 +600,9 @@ static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	struct sroce_rd_res *res;
 	struct sroce_mr *mr = NULL;
 
+	/* Rights and resources before the R_Key (rdma_rxe's order). */
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ) ||
-	    len > SROCE_MAX_MSG_SIZE) {
+	    len > SROCE_MAX_MSG_SIZE || (!qp->resp.rd_size && !dup)) {
 		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
 		return;
 	}
@@ -647,8 +648,11 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	int err;
 
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC) ||
-	    (va & 7)) {
-		/* IBA 9.4.5: atomics are 8 bytes, naturally aligned. */
+	    (va & 7) || !qp->resp.rd_size) {
+		/*
+		 * IBA 9.4.5: atomics are 8 bytes, naturally aligned; rights
+		 * and resources before the R_Key, as for READ.
+		 */
 		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
 		return;
 	}

@@ -1454,6 +1454,25 @@ static void rd_resources(struct ibv_pd *pd, const struct ibv_device_attr *da,
 	tap(n == 1 && !i,
 	    "... and the responder's consumer gets IBV_EVENT_QP_REQ_ERR (%d, %d others)",
 	    n, i);
+	/* Resources before the R_Key (rdma_rxe's order): a bad one too. */
+	if (c)
+		ibv_destroy_qp(c);
+	if (d)
+		ibv_destroy_qp(d);
+	c = ibv_create_qp(pd, &qi);
+	d = ibv_create_qp(pd, &qi);
+	err = c && d ? to_rts_rd(c, d->qp_num, sgid, gid, 1, 1) ?:
+		       to_rts_rd(d, c->qp_num, sgid, gid, 1, 0) : -1;
+	wr[0].wr.rdma.rkey = mr->rkey ^ 0x100;
+	n = -1;
+	if (!err && !ibv_post_send(c, wr, &bad) && poll_wc(cq, &wc))
+		n = wc.status;
+	wr[0].wr.rdma.rkey = mr->rkey;
+	tap(n == IBV_WC_REM_INV_REQ_ERR,
+	    "... and with a bad R_Key: remote invalid request still (%d: %s)",
+	    n, n >= 0 ? ibv_wc_status_str(n) : "none");
+	if (d)	/* its event, not for a later check to find */
+		qp_events(pd->context, 1000, d, IBV_EVENT_QP_REQ_ERR, &i, NULL);
 
 	/* RESET forgets the connection: no AV, no peer, no resources. */
 	{
