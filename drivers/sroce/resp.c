@@ -73,8 +73,8 @@ static void sroce_resp_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
 }
 
 /**
- * sroce_resp_ack_owed - send the coalesced ACK a QP owes, before it stops
- *	responding
+ * sroce_resp_ack_owed - send the coalesced ACK (or deferred fatal NAK) a
+ *	QP owes, before it stops responding
  * @qp: the QP, with qp->lock held; the ACK leaves when it is released
  *
  * Called before the QP enters Error or is destroyed.  The completions of
@@ -86,9 +86,22 @@ static void sroce_resp_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
  */
 void sroce_resp_ack_owed(struct sroce_qp *qp)
 {
+	struct sroce_resp *resp = &qp->resp;
+
 	lockdep_assert_held(&qp->lock);
-	if (qp->state >= IB_QPS_RTR && qp->state != IB_QPS_ERR)
-		sroce_resp_ack_flush(qp);
+	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR)
+		return;
+	sroce_resp_ack_flush(qp);
+	/*
+	 * So is a fatal NAK that waited for read responses (see
+	 * __sroce_resp_fatal()), when the QP stops first for another cause.
+	 */
+	if (resp->fatal_pending) {
+		resp->fatal_pending = false;
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_ERR_NAK_SENT);
+		sroce_resp_ack(qp, resp->fatal_psn,
+			       SROCE_AETH_NAK | resp->fatal_code);
+	}
 }
 
 /* The QPs of one CPU with an ACK due, and the tasklet that sends them. */
@@ -206,6 +219,12 @@ static void sroce_resp_nak(struct sroce_qp *qp, u32 psn, u8 code)
 	sroce_resp_ack(qp, psn, SROCE_AETH_NAK | code);
 }
 
+/* The resource at free-running index @i. */
+static struct sroce_rd_res *sroce_rd_at(struct sroce_resp *resp, u32 i)
+{
+	return &resp->rd[i & (resp->rd_size - 1)];
+}
+
 static void sroce_resp_fatal_now(struct sroce_qp *qp, u32 psn, u8 code,
 				 bool event)
 {
@@ -231,8 +250,16 @@ static void __sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 code,
 			       bool event)
 {
 	struct sroce_resp *resp = &qp->resp;
+	u32 i;
 
-	if (resp->rd_next == resp->rd_tail || qp->state == IB_QPS_ERR) {
+	for (i = resp->rd_next; i != resp->rd_tail; i++) {
+		const struct sroce_rd_res *res = sroce_rd_at(resp, i);
+
+		if (res->sent != res->npkts)
+			break;
+	}
+	/* No answer left to send first (a failed atomic has none). */
+	if (i == resp->rd_tail || qp->state == IB_QPS_ERR) {
 		sroce_resp_fatal_now(qp, psn, code, event);
 		return;
 	}
@@ -242,6 +269,8 @@ static void __sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 code,
 	resp->fatal_event = event;
 	resp->fatal_code = code;
 	resp->fatal_psn = psn;
+	/* The answers are on their way; be sure something sends them. */
+	sroce_qp_kick(qp);
 }
 
 /*
@@ -374,12 +403,6 @@ void sroce_resp_reset(struct sroce_qp *qp)
 	qp->resp.fatal_pending = false;
 	qp->resp.have_wqe = false;
 	qp->resp.cur = SROCE_MSG_NONE;
-}
-
-/* The resource at free-running index @i. */
-static struct sroce_rd_res *sroce_rd_at(struct sroce_resp *resp, u32 i)
-{
-	return &resp->rd[i & (resp->rd_size - 1)];
 }
 
 /**

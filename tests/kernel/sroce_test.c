@@ -1019,6 +1019,60 @@ sroce_test_errors(struct sroce_test *t, struct ib_qp *qa, struct ib_qp *qb,
 }
 
 /*
+ * An FRWR whose iova a ULP set apart from its pages' offset: an atomic to
+ * an aligned address whose word is not aligned in the kernel fails after
+ * its R_Key was found good, with IB_WC_REM_ACCESS_ERR at once (a failed
+ * atomic leaves no answer to send before its NAK), not after the
+ * requester's retries.  The MR is registered at its own iova again after.
+ */
+static noinline_for_stack void
+sroce_test_atomic_kaddr(struct sroce_test *t, struct ib_qp *qa,
+			struct ib_qp *qb, struct ib_cq *cqa, struct ib_cq *cqb,
+			struct ib_mr *mr, u8 *b, u64 da, u32 lkey,
+			int sgid_index)
+{
+	struct ib_send_wr inv = { .opcode = IB_WR_LOCAL_INV };
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR },
+		.mr = mr,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			  IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC,
+	};
+	struct ib_sge sge = { .addr = da, .length = 8, .lkey = lkey };
+	struct ib_atomic_wr awr = {
+		.wr = { .opcode = IB_WR_ATOMIC_FETCH_AND_ADD,
+			.sg_list = &sge, .num_sge = 1 },
+		.compare_add = 1,
+	};
+	u64 iova = mr->iova;
+	struct ib_wc wc = {};
+	int i, err;
+
+	for (i = 0; i < 2; i++) {
+		err = sroce_test_reconnect(t, qa, qb, cqa, cqb, sgid_index, 7);
+		inv.ex.invalidate_rkey = mr->rkey;
+		err = err ?: sroce_test_send(qb, cqb, &inv, &wc);
+		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey) & 0xff);
+		reg.key = mr->rkey;
+		/* First the word at b + 4 is at iova + 8; then as it was. */
+		mr->iova = i ? iova : iova + 4;
+		err = err ?: sroce_test_send(qb, cqb, &reg.wr, &wc);
+		if (i)
+			break;
+		memset(b, 0, 16);
+		awr.remote_addr = iova + 8;
+		awr.rkey = mr->rkey;
+		err = err ?: sroce_test_send(qa, cqa, &awr.wr, &wc);
+		sroce_test_ok(t, err == -EIO &&
+			      wc.status == IB_WC_REM_ACCESS_ERR &&
+			      !memchr_inv(b, 0, 16),
+			      "FETCH_ADD whose word is misaligned in the kernel: IB_WC_REM_ACCESS_ERR at once (%d, %d)",
+			      err, wc.status);
+	}
+	sroce_test_rc(t, err, 0, "the MR registered at its own iova again");
+}
+
+/*
  * The chain iSER and rdma_rw post to reuse an FRWR MR, all at once:
  * ib_update_fast_reg_key() gives the MR its next key first, then LOCAL_INV
  * of the old key, REG_MR of the new one and a SEND whose SGE names the new
@@ -1477,6 +1531,8 @@ sroce_test_data(struct sroce_test *t, struct ib_pd *pd,
 	}
 	sroce_test_errors(t, qa, qb, cqa, cqb, mr, a, b, da, db, lkey,
 			  sgid_index);
+	sroce_test_atomic_kaddr(t, qa, qb, cqa, cqb, mr, b, da, lkey,
+				sgid_index);
 	sroce_test_frwr_chain(t, qa, qb, cqa, cqb, mr, a, b, da, lkey,
 			      sgid_index);
 	sroce_test_sqd_rnr(t, qa, qb, cqa, cqb, da, db, lkey, sgid_index);
