@@ -845,9 +845,10 @@ static int sroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 	old_len = cq->ring_len;
 	err = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.core,
 				sizeof(resp));
-	if (!err && old) {
+	if (!err && cq->mapped) {	/* after a failed remap too */
 		err = sroce_cq_map(ibcq->context, cq, &resp.drv);
-		munmap(old, old_len);
+		if (old)
+			munmap(old, old_len);
 		/*
 		 * The kernel writes only the new ring now: without it, polls
 		 * go to the kernel and fail (EOPNOTSUPP) rather than find the
