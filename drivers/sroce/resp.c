@@ -228,6 +228,8 @@ static struct sroce_rd_res *sroce_rd_at(struct sroce_resp *resp, u32 i)
 static void sroce_resp_fatal_now(struct sroce_qp *qp, u32 psn, u8 code,
 				 bool event)
 {
+	/* This NAK ends the QP: one deferred for a later PSN is moot. */
+	qp->resp.fatal_pending = false;
 	sroce_resp_nak(qp, psn, code);
 	if (qp->state == IB_QPS_ERR)
 		return;
@@ -250,16 +252,18 @@ static void __sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 code,
 			       bool event)
 {
 	struct sroce_resp *resp = &qp->resp;
-	u32 i;
+	u32 i = resp->rd_tail;
 
-	for (i = resp->rd_next; i != resp->rd_tail; i++) {
-		const struct sroce_rd_res *res = sroce_rd_at(resp, i);
+	if (qp->state != IB_QPS_ERR) {
+		for (i = resp->rd_next; i != resp->rd_tail; i++) {
+			const struct sroce_rd_res *res = sroce_rd_at(resp, i);
 
-		if (res->sent != res->npkts)
-			break;
+			if (res->sent != res->npkts)
+				break;
+		}
 	}
 	/* No answer left to send first (a failed atomic has none). */
-	if (i == resp->rd_tail || qp->state == IB_QPS_ERR) {
+	if (i == resp->rd_tail) {
 		sroce_resp_fatal_now(qp, psn, code, event);
 		return;
 	}
@@ -549,7 +553,6 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 	}
 	if (resp->fatal_pending) {
 		/* Its NAK is for epsn too, and says more. */
-		resp->fatal_pending = false;
 		resp->nak_pending = false;
 		sroce_resp_fatal_now(qp, resp->fatal_psn, resp->fatal_code,
 				     resp->fatal_event);
