@@ -323,6 +323,9 @@ static void sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 		if (sroce_psn_diff(psn, sroce_psn_add(wqe->first_psn,
 						      wqe->npkts - 1)) < 0)
 			break;
+		/* An Atomic Write held one of max_rd_atomic (req.c). */
+		if (wqe->opcode == SROCE_WR_ATOMIC_WRITE && qp->req.rd_inflight)
+			qp->req.rd_inflight--;
 		wqe->state = SROCE_WQE_DONE;
 		progress = true;
 	}
@@ -602,9 +605,9 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	/* Read response or atomic ACK: it acknowledges what came before. */
 	wqe = sroce_comp_wqe(qp, pkt->psn);
 	/*
-	 * An Atomic Write's answer: an ACK (sroce), or an RDMA READ Response
-	 * Only without payload (rdma_rxe 6.2+, as for FLUSH).  Either
-	 * acknowledges it and all before it.
+	 * An Atomic Write's answer: an RDMA READ Response Only without
+	 * payload (IBA 1.5, A19.4.2; sroce and rdma_rxe 6.2+), or an ACK
+	 * (earlier sroce).  Either acknowledges it and all before it.
 	 */
 	if (wqe && wqe->opcode == SROCE_WR_ATOMIC_WRITE &&
 	    sroce_opcode_op(pkt->opcode) ==

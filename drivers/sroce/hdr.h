@@ -98,7 +98,11 @@ static inline u8 sroce_opcode_op(u8 opcode)
 	return opcode & 0x1f;
 }
 
-/* IBA 1.5, A19.4: RC only.  IB_OPCODE_ATOMIC_WRITE from Linux 6.2 on. */
+/*
+ * IBA 1.5, A19.4: RC only.  IB_OPCODE_FLUSH and IB_OPCODE_ATOMIC_WRITE
+ * from Linux 6.2 on.
+ */
+#define SROCE_OPCODE_FLUSH		0x1c
 #define SROCE_OPCODE_ATOMIC_WRITE	0x1d
 
 /* What a packet of each operation carries (bits of sroce_op_info()). */
@@ -109,6 +113,7 @@ static inline u8 sroce_opcode_op(u8 opcode)
 #define SROCE_H_IMM	BIT(4)
 #define SROCE_H_IETH	BIT(5)
 #define SROCE_H_DETH	BIT(6)
+#define SROCE_H_FETH	BIT(7)	/* FLUSH: 4 bytes, before its RETH (ext + 4) */
 #define SROCE_F_PAYLOAD	BIT(8)	/* may carry payload */
 #define SROCE_F_FIRST	BIT(9)	/* first packet of a message */
 #define SROCE_F_LAST	BIT(10)	/* last packet of a message */
@@ -119,6 +124,9 @@ static inline u8 sroce_opcode_op(u8 opcode)
 #define SROCE_F_RESP	BIT(15)	/* a response: ACK, read response, atomic ACK */
 #define SROCE_F_VALID	BIT(16)
 #define SROCE_F_AWRITE	BIT(17)	/* RDMA atomic write request */
+#define SROCE_F_FLUSH	BIT(18)	/* RDMA flush request (never executed) */
+/* Requests that take a responder resource (IBA 9.7.7.1, A19.4.2). */
+#define SROCE_F_RD_RES	(SROCE_F_READ | SROCE_F_ATOMIC | SROCE_F_AWRITE)
 
 /**
  * sroce_op_info - header and role bits of an operation
@@ -192,6 +200,10 @@ static inline u32 sroce_op_info(u8 op)
 		[IB_OPCODE_SEND_ONLY_WITH_INVALIDATE] =
 			S(SROCE_F_SEND | SROCE_F_PAYLOAD | SROCE_F_FIRST |
 			  SROCE_F_LAST | SROCE_H_IETH),
+		/* FETH, then RETH; no payload (IBA A19.4.1) */
+		[SROCE_OPCODE_FLUSH] =
+			S(SROCE_F_FLUSH | SROCE_F_FIRST | SROCE_F_LAST |
+			  SROCE_H_FETH | SROCE_H_RETH),
 		/* RETH and 8 bytes of payload (IBA A19.4.2) */
 		[SROCE_OPCODE_ATOMIC_WRITE] =
 			S(SROCE_F_AWRITE | SROCE_F_PAYLOAD | SROCE_F_FIRST |
@@ -206,6 +218,7 @@ static inline u32 sroce_op_info(u8 op)
 static inline unsigned int sroce_ext_len(u32 info)
 {
 	return (info & SROCE_H_DETH ? sizeof(struct sroce_deth) : 0) +
+	       (info & SROCE_H_FETH ? 4 : 0) +
 	       (info & SROCE_H_RETH ? sizeof(struct sroce_reth) : 0) +
 	       (info & SROCE_H_ATMETH ? sizeof(struct sroce_atmeth) : 0) +
 	       (info & SROCE_H_AETH ? sizeof(struct sroce_aeth) : 0) +

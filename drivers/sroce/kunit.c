@@ -333,6 +333,9 @@ static void sroce_opcode_headers(struct kunit *test)
 		{ IB_OPCODE_ATOMIC_ACKNOWLEDGE, 12,
 		  SROCE_F_FIRST | SROCE_F_LAST },
 		{ IB_OPCODE_COMPARE_SWAP, 28, SROCE_F_FIRST | SROCE_F_LAST },
+		/* IBA 1.5, A19.4: FETH and RETH; RETH */
+		{ SROCE_OPCODE_FLUSH, 20, SROCE_F_FIRST | SROCE_F_LAST },
+		{ SROCE_OPCODE_ATOMIC_WRITE, 16, SROCE_F_FIRST | SROCE_F_LAST },
 	};
 	unsigned int i;
 

@@ -3,11 +3,11 @@
  * sroce transport engine, requester: turns send WQEs into request packets
  * (IBA 9.5, 9.7.3).  RC and UC messages are segmented by the path MTU and
  * numbered with consecutive PSNs; UD messages are one packet.  For RC the
- * requester keeps at most its window (window.c) unacknowledged, at
- * most max_rd_atomic reads and atomics outstanding (IBA 9.7.7.1), honours
- * fences (IBA 10.8.3.3), and asks for an ACK at the end of every message
- * and every SROCE_ACK_EVERY packets; the completer (comp.c) rewinds it
- * for retransmission (go-back-N, IBA 9.7.6.1).
+ * requester keeps at most its window (window.c) unacknowledged, at most
+ * max_rd_atomic reads, atomics and atomic writes outstanding (IBA
+ * 9.7.7.1), honours fences (IBA 10.8.3.3), and asks for an ACK at the end
+ * of every message and every SROCE_ACK_EVERY packets; the completer
+ * (comp.c) rewinds it for retransmission (go-back-N, IBA 9.7.6.1).
  */
 #include <linux/uaccess.h>
 #include <asm/unaligned.h>
@@ -333,7 +333,7 @@ static void sroce_req_advance(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 	if (sroce_psn_diff(req->psn, req->high_psn) > 0)
 		req->high_psn = req->psn;
 	req->offset += len;
-	if (info & (SROCE_F_READ | SROCE_F_ATOMIC))
+	if (info & SROCE_F_RD_RES)
 		req->rd_inflight++;
 	if (last) {
 		req->idx++;
@@ -433,7 +433,10 @@ static bool sroce_req_start(struct sroce_qp *qp, struct sroce_send_wqe *wqe)
 {
 	u32 i;
 
-	/* IBA 10.8.3.3: a fenced WQE waits for the reads and atomics before. */
+	/*
+	 * IBA 10.8.3.3: a fenced WQE waits for the reads, atomics and atomic
+	 * writes before it.
+	 */
 	if ((wqe->send_flags & IB_SEND_FENCE) && qp->req.rd_inflight)
 		return false;
 	/*
@@ -575,8 +578,11 @@ again:
 		/* Resumed by the packet that brings it to LOW (net.c). */
 		if (atomic_read(&qp->skb_out) >= SROCE_SKB_OUT_MAX)
 			break;
-		/* IBA 9.7.7.1: at most max_rd_atomic reads/atomics pending. */
-		if (rc && sroce_wqe_is_rd_op(wqe->opcode) &&
+		/*
+		 * IBA 9.7.7.1: at most max_rd_atomic reads, atomics and
+		 * atomic writes pending.
+		 */
+		if (rc && sroce_wqe_takes_rd_res(wqe->opcode) &&
 		    req->rd_inflight >= max_t(u32, qp->attr.max_rd_atomic, 1))
 			break;
 		err = sroce_req_send_one(qp, wqe);
@@ -649,8 +655,8 @@ static bool sroce_req_seek(struct sroce_qp *qp)
 	}
 	req->noack = 0;
 	/*
-	 * Every read or atomic still pending is at or after this point: all
-	 * are asked again (the responder drops its answers to the old ones,
+	 * Every read, atomic or atomic write still pending is at or after
+	 * this point: all are asked again (the responder drops its answers to the old ones,
 	 * resp.c).
 	 */
 	req->rd_inflight = 0;

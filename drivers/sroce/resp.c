@@ -7,13 +7,14 @@
  *    is a sequence error: one NAK until the expected PSN arrives (9.7.5.1.2).
  *    A PSN behind it is a duplicate (9.7.5.1.3): SEND/WRITE are not executed
  *    again but ACKed, reads are answered again from the duplicate's RETH,
- *    atomics are answered from the replay cache and never executed twice.
+ *    atomics and atomic writes are answered from their responder resource
+ *    and never executed twice.
  *  - A SEND without a receive WQE gets an RNR NAK with the QP's
  *    min_rnr_timer (9.7.5.2.8); bad keys and rights a remote access NAK,
  *    malformed requests an invalid request NAK; both put the QP in Error.
- *  - Reads and atomics are queued as responder resources, answered in
- *    order; neither an ACK nor an RNR or sequence NAK overtakes a read
- *    response (PSN order).
+ *  - Reads, atomics and atomic writes are queued as responder resources,
+ *    answered in order; neither an ACK nor an RNR or sequence NAK
+ *    overtakes their responses (PSN order).
  *  - ACKs are coalesced (9.7.5.1.1: an ACK acknowledges every request up
  *    to its PSN): a request that asks for one makes it due, and the ACK
  *    leaves when the receive batch of this CPU ends (a tasklet, run after
@@ -498,6 +499,9 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 			     IB_OPCODE_RDMA_READ_RESPONSE_MIDDLE;
 			off = res->sent * qp->mtu;
 			paylen = min(res->len - off, qp->mtu);
+		} else if (res->op == SROCE_OPCODE_ATOMIC_WRITE) {
+			op = IB_OPCODE_RDMA_READ_RESPONSE_ONLY;
+			off = 0;
 		} else {
 			op = IB_OPCODE_ATOMIC_ACKNOWLEDGE;
 			off = 0;
@@ -587,13 +591,15 @@ u32 sroce_rd_ring_size(u8 max_dest_rd_atomic)
 }
 
 /**
- * sroce_rd_alloc - take a responder resource for a read or atomic
+ * sroce_rd_alloc - take a responder resource for a read, atomic or atomic
+ *	write
  * @qp: the QP, with qp->lock held
  *
  * Return: the resource, zeroed; NULL when the ring is full (a requester
  * far past our max_dest_rd_atomic, IBA 9.7.7.1) or the consumer gave no
  * resources: the caller answers NAK Invalid Request, as rdma_rxe does for
- * the latter (for the former it recycles its oldest resource).
+ * the latter (for the former it recycles its oldest resource); an atomic
+ * write in a full ring is acknowledged like a WRITE instead.
  */
 struct sroce_rd_res *sroce_rd_alloc(struct sroce_qp *qp)
 {
@@ -706,46 +712,81 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	res->op = sroce_opcode_op(pkt->opcode);
 	res->psn = pkt->psn;
 	res->npkts = 1;
+	res->va = va;
+	res->rkey = be32_to_cpu(a->rkey);
 }
 
 /*
  * RDMA Atomic Write (IBA 1.5, A19.4.2): 8 bytes, naturally aligned, stored
- * at once, with remote write rights; acknowledged like a WRITE.  A
- * duplicate is acknowledged without being written again (IBA 9.7.5.1.3:
- * the first one was), so it needs no responder resource.
+ * at once, with remote write rights.  Like a READ or an atomic it takes a
+ * responder resource (the requester counts it against max_rd_atomic) and
+ * is answered by an RDMA READ Response Only without payload, in PSN order
+ * behind the READ responses before it; a duplicate is answered again from
+ * its resource, not written again (IBA 9.7.5.1.3).  rdma_rxe 6.2+ does
+ * the same.
  */
 static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_reth *reth = (void *)pkt->ext;
 	u64 va = be64_to_cpu(reth->va), val, orig;
 	u32 rkey = be32_to_cpu(reth->rkey);
+	struct sroce_rd_res *res;
 	struct sroce_mr *mr;
 	int err;
 
-	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE)) {
+	/* Rights, resources and form before the R_Key, as for READ. */
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE) ||
+	    !qp->resp.rd_size || pkt->paylen != sizeof(val) ||
+	    be32_to_cpu(reth->len) != sizeof(val) || (va & 7)) {
 		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
-		pkt->failed = true;
-		return;
-	}
-	if (pkt->paylen != sizeof(val) || be32_to_cpu(reth->len) != sizeof(val) ||
-	    (va & 7)) {
-		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
-		pkt->failed = true;
 		return;
 	}
 	memcpy(&val, pkt->payload, sizeof(val));
 	mr = sroce_mr_lookup(qp, rkey, true, IB_ACCESS_REMOTE_WRITE, va,
 			     sizeof(val));
-	err = mr ? sroce_mr_atomic(mr, rkey, qp, va, SROCE_OPCODE_ATOMIC_WRITE, 0, val,
-				   &orig) : -EACCES;
-	if (mr)
-		sroce_mr_put(mr);
-	if (err) {
+	if (!mr) {
 		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_REM_ACCESS);
-		pkt->failed = true;
 		return;
 	}
-	qp->resp.msn++;
+	/*
+	 * No resource free: more requests outstanding than the consumer's
+	 * max_dest_rd_atomic, from a requester that does not count atomic
+	 * writes against its max_rd_atomic (sroce before it did).  A READ
+	 * would be refused; this one is executed and acknowledged like a
+	 * WRITE (the caller sees no resource taken), which sroce's and
+	 * rdma_rxe's requesters both take as its answer.
+	 */
+	res = sroce_rd_alloc(qp);
+	err = sroce_mr_atomic(mr, rkey, qp, va, SROCE_OPCODE_ATOMIC_WRITE, 0,
+			      val, &orig);
+	sroce_mr_put(mr);
+	if (err) {
+		/* Its resource, if any, stays empty (npkts 0): skipped. */
+		sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_REM_ACCESS);
+		return;
+	}
+	if (res) {
+		res->op = SROCE_OPCODE_ATOMIC_WRITE;
+		res->psn = pkt->psn;
+		res->npkts = 1;
+		res->va = va;
+		res->rkey = rkey;
+	}
+}
+
+/*
+ * RDMA Flush (IBA 1.5, A19.4.1).  Linux 6.1 has no MR or QP flush rights
+ * (IB_ACCESS_FLUSH_GLOBAL/PERSISTENT came with 6.2), so no consumer of
+ * this device can allow one: the request is not supported by this receive
+ * queue (IBA 9.7.5.2.1 table 41: NAK Invalid Request), and the QP goes
+ * to Error, as
+ * rdma_rxe 6.2+ answers a FLUSH to a QP without flush rights.  Its sender
+ * learns IB_WC_REM_INV_REQ_ERR at once rather than retrying until
+ * IB_WC_RETRY_EXC_ERR.
+ */
+static void sroce_resp_rdma_flush(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	sroce_resp_fatal(qp, pkt->psn, SROCE_NAK_INV_REQ);
 }
 
 /*
@@ -803,38 +844,63 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		/*
 		 * Answered again, from what the duplicate asks.  The
 		 * requester goes back N (IBA 9.7.6.1): it asks again for
-		 * every later read too, so their pending answers are dropped
-		 * rather than sent first.
+		 * every later request too, so their pending answers are
+		 * dropped rather than sent ahead of this one (the requester
+		 * would take one as an implied NAK of this READ).  An atomic's
+		 * or atomic write's resource stays, to answer its duplicate.
 		 */
 		for (i = resp->rd_next; i != resp->rd_tail; i++) {
 			struct sroce_rd_res *res = sroce_rd_at(resp, i);
 
-			if (res->op == IB_OPCODE_RDMA_READ_REQUEST &&
-			    sroce_psn_diff(res->psn, pkt->psn) >= 0)
+			if (sroce_psn_diff(res->psn, pkt->psn) >= 0)
 				res->sent = res->npkts;
 		}
 		sroce_resp_read(qp, pkt, &first);
 		return;
 	}
-	if (pkt->info & SROCE_F_ATOMIC) {
-		for (i = 0; i < resp->rd_size; i++) {
-			struct sroce_rd_res *res = &resp->rd[i];
-			struct sroce_rd_res *copy;
-			u64 orig = res->orig;
+	if (pkt->info & SROCE_F_FLUSH)
+		return;	/* never executed here: nothing to answer again */
+	if (pkt->info & (SROCE_F_ATOMIC | SROCE_F_AWRITE)) {
+		struct sroce_reth *reth = (void *)pkt->ext;
+		struct sroce_atmeth *a = (void *)pkt->ext;
+		u64 va = pkt->info & SROCE_F_AWRITE ? be64_to_cpu(reth->va) :
+			 be64_to_cpu(a->va);
+		u32 rkey = pkt->info & SROCE_F_AWRITE ?
+			   be32_to_cpu(reth->rkey) : be32_to_cpu(a->rkey);
+
+		/*
+		 * The newest resource of the same request: its PSN, and its
+		 * address and R_Key (what a replay answers for is what the
+		 * QP executed, as for a READ).
+		 */
+		for (i = resp->rd_tail; i != resp->rd_tail - resp->rd_size;) {
+			struct sroce_rd_res *res = sroce_rd_at(resp, --i);
+			struct sroce_rd_res *copy, was;
 
 			if (res->op != op || res->psn != pkt->psn ||
-			    !res->npkts)
+			    !res->npkts || res->va != va || res->rkey != rkey)
 				continue;
+			was = *res;
 			copy = sroce_rd_alloc(qp);
 			if (copy) {
 				copy->op = op;
 				copy->psn = pkt->psn;
 				copy->npkts = 1;
-				copy->orig = orig;
+				copy->orig = was.orig;
+				copy->va = was.va;
+				copy->rkey = was.rkey;
 			}
 			return;
 		}
-		return;	/* too old to replay: the requester retries */
+		/*
+		 * Too old to replay.  An atomic's original value is gone:
+		 * the requester retries and ends in IB_WC_RETRY_EXC_ERR.  An
+		 * atomic write has no value to answer with, and its PSN is
+		 * behind epsn, so it was executed: acknowledged like a
+		 * WRITE (what an ACK says of it is true).
+		 */
+		if (pkt->info & SROCE_F_ATOMIC)
+			return;
 	}
 	/* SEND and WRITE: acknowledge, in PSN order behind reads. */
 	if (resp->rd_next != resp->rd_tail)
@@ -1116,6 +1182,7 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	struct sroce_resp *resp = &qp->resp;
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	int diff = sroce_psn_diff(pkt->psn, resp->epsn);
+	u32 tail;
 
 	if (unlikely(resp->fatal_pending)) {
 		/* The QP is on its way to Error (__sroce_resp_fatal()). */
@@ -1183,6 +1250,7 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_qp_note(qp, IB_EVENT_COMM_EST);
 	}
 
+	tail = resp->rd_tail;
 	if (pkt->info & SROCE_F_SEND)
 		sroce_resp_send(qp, pkt, rc);
 	else if (pkt->info & SROCE_F_WRITE)
@@ -1191,6 +1259,8 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_resp_read(qp, pkt, NULL);
 	else if (pkt->info & SROCE_F_AWRITE)
 		sroce_resp_atomic_write(qp, pkt);
+	else if (pkt->info & SROCE_F_FLUSH)
+		sroce_resp_rdma_flush(qp, pkt);
 	else
 		sroce_resp_atomic(qp, pkt);
 	if (pkt->rnr || pkt->failed || qp->state == IB_QPS_ERR ||
@@ -1206,21 +1276,19 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	} else {
 		resp->epsn = sroce_psn_add(pkt->psn, 1);
 	}
-	if (pkt->info & (SROCE_F_READ | SROCE_F_ATOMIC)) {
-		/* Its responses carry the MSN that counts it. */
+	if (pkt->info & SROCE_F_RD_RES) {
 		resp->msn++;
-		sroce_rd_at(resp, resp->rd_tail - 1)->msn = resp->msn;
+		/* Its responses carry the MSN that counts it. */
+		if (resp->rd_tail != tail)
+			sroce_rd_at(resp, tail)->msn = resp->msn;
 	}
 	if (!rc)
 		return;
-	if (pkt->info & (SROCE_F_READ | SROCE_F_ATOMIC)) {
+	if (resp->rd_tail != tail) {
 		if (sroce_resp_tx(qp, SROCE_RESP_BUDGET))
 			sroce_qp_kick(qp);
 	} else if (pkt->ackreq || (pkt->info & SROCE_F_AWRITE)) {
-		/*
-		 * An Atomic Write is answered whether it asks or not: its
-		 * requester waits for the answer, as for an atomic's.
-		 */
+		/* An atomic write without a resource is answered by an ACK. */
 		if (resp->rd_next != resp->rd_tail)
 			resp->ack_pending = true;
 		else

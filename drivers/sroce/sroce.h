@@ -624,7 +624,7 @@ struct sroce_srq {
  *	a response to a packet before @high_psn is still one to ours)
  * @offset: bytes of WQE @idx already sent
  * @noack: packets sent since the last one that asked for an ACK
- * @rd_inflight: reads and atomics sent and not yet answered
+ * @rd_inflight: reads, atomics and atomic writes sent and not yet answered
  * @cwnd: after a retry timeout, the packets it may keep unacknowledged
  *	until its window is reopened (window.c); 0: no such limit
  * @halt: a WQE failed locally: nothing from @halt_at on starts
@@ -684,15 +684,18 @@ struct sroce_rd_first {
 };
 
 /**
- * struct sroce_rd_res - a read or atomic the responder answers
- * @op: IB_OPCODE_RDMA_READ_REQUEST, IB_OPCODE_COMPARE_SWAP or
- *	IB_OPCODE_FETCH_ADD
+ * struct sroce_rd_res - a read, atomic or atomic write the responder answers
+ * @op: IB_OPCODE_RDMA_READ_REQUEST, IB_OPCODE_COMPARE_SWAP,
+ *	IB_OPCODE_FETCH_ADD or SROCE_OPCODE_ATOMIC_WRITE (answered by an RDMA
+ *	READ Response Only without payload)
  * @psn: PSN of the request (of the first response packet)
  * @npkts: response packets
  * @sent: response packets sent; @npkts means done
- * @va: reads: the address of the request (of the first byte to send)
+ * @va: reads: the address of the request (of the first byte to send);
+ *	atomics and atomic writes: the target, which a duplicate must name
  * @len: reads: the length of the request in bytes
- * @rkey: reads: the rkey of the request (checked every packet)
+ * @rkey: reads: the rkey of the request (checked every packet); atomics
+ *	and atomic writes: the request's, which a duplicate must name
  * @mr: reads: the source MR, with a reference while packets remain
  * @orig: atomics: the value before the operation (replayed on duplicates)
  * @msn: the MSN its responses carry: the responder's once it took the
@@ -1013,6 +1016,17 @@ static inline bool sroce_wqe_is_rd_op(enum ib_wr_opcode op)
 {
 	return op == IB_WR_RDMA_READ || op == IB_WR_ATOMIC_CMP_AND_SWP ||
 	       op == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/*
+ * Does a WR take one of the responder's resources, and so count against
+ * max_rd_atomic (IBA 9.7.7.1)?  Reads and atomics, and an Atomic Write
+ * (IBA 1.5, A19.4.2), which is answered like a READ, where an ACK of a
+ * later PSN may also complete it (sroce_comp_ack()).
+ */
+static inline bool sroce_wqe_takes_rd_res(enum ib_wr_opcode op)
+{
+	return sroce_wqe_is_rd_op(op) || op == SROCE_WR_ATOMIC_WRITE;
 }
 
 /* head and tail run freely; the slot is the index modulo the size. */

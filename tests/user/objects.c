@@ -1548,9 +1548,9 @@ static void mw_fill(struct ibv_pd *pd, int max)
 /*
  * RDMA Atomic Write (IBA 1.5, A19.4) through ibv_wr_atomic_write() and a
  * posted IBV_WR_ATOMIC_WRITE: 8 bytes land at once; a misaligned target is
- * an invalid request, an MR without remote write a remote access error.
- * Over the uverbs commands (@mapped 0) it is refused: the command has no
- * such opcode.
+ * an invalid request, an MR without remote write a remote access error, a
+ * responder without resources an invalid request.  Over the uverbs
+ * commands (@mapped 0) it is refused: the command has no such opcode.
  */
 static void atomic_write(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 			 union ibv_gid *gid, int mapped)
@@ -1581,12 +1581,14 @@ static void atomic_write(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 	romr = ibv_reg_mr(pd, target, sizeof(target), IBV_ACCESS_REMOTE_READ);
 	smr = ibv_reg_mr(pd, &src, sizeof(src), IBV_ACCESS_LOCAL_WRITE);
 	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	for (pass = 0; pass < 2 && tmr && romr && smr && cq; pass++) {
+	for (pass = 0; pass < (mapped ? 3 : 1) && tmr && romr && smr && cq;
+	     pass++) {
 		xa.send_cq = xa.recv_cq = cq;
 		a = ibv_create_qp_ex(ctx, &xa);
 		b = ibv_create_qp_ex(ctx, &xa);
+		/* Pass 2: b has no responder resources (max_dest_rd_atomic). */
 		if (!a || !b || to_rts_peer(a, b->qp_num, sgid, gid) ||
-		    to_rts_peer(b, a->qp_num, sgid, gid))
+		    to_rts_rd(b, a->qp_num, sgid, gid, 1, pass == 2 ? 0 : 1))
 			break;
 		ax = ibv_qp_to_qp_ex(a);
 		if (pass == 0) {
@@ -1631,6 +1633,22 @@ static void atomic_write(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 			     (int)wc.status : -1;
 			tap(st == IBV_WC_REM_INV_REQ_ERR && !target[3],
 			   "a misaligned target: IBV_WC_REM_INV_REQ_ERR (%d)", st);
+		} else if (pass == 2) {
+			/*
+			 * It takes a responder resource, as a READ does
+			 * (IBA 1.5, A19.4.2; rdma_rxe 6.2+).
+			 */
+			ibv_wr_start(ax);
+			ax->wr_id = 5;
+			ax->wr_flags = IBV_SEND_SIGNALED;
+			ibv_wr_atomic_write(ax, tmr->rkey,
+					    (uintptr_t)&target[0], &v);
+			rc = ibv_wr_complete(ax);
+			st = !rc && poll_wc(cq, &wc) && wc.wr_id == 5 ?
+			     (int)wc.status : -1;
+			tap(st == IBV_WC_REM_INV_REQ_ERR && !target[0],
+			   "to a responder without resources: IBV_WC_REM_INV_REQ_ERR (%d)",
+			   st);
 		} else {
 			ibv_wr_start(ax);
 			ax->wr_id = 4;

@@ -31,12 +31,16 @@
 #               back, with every sroce tracepoint on; each tracepoint fired
 #   roce_trace  tools/roce-trace decodes every AETH syndrome
 #   cli         roce_packet.py's command line sends a WRITE, shows the ACK
-#   atomic_write  RDMA Atomic Write: lands and is ACKed, a duplicate is not
-#               written again, none on UC, a misaligned target is NAKed
+#   atomic_write  RDMA Atomic Write: lands and is answered by an empty READ
+#               Response Only, a duplicate is answered but not written
+#               again, none on UC, a misaligned target is NAKed
 #   atomic_write_answers  ours completes on an ACK and on a READ Response
 #               Only without payload (rdma_rxe 6.2+); one without AckReq is
-#               ACKed
-#   atomic_replay FETCH_ADD answered, its duplicate replayed without adding;
+#               answered; ours count against max_rd_atomic
+#   rdma_flush  a FLUSH (no flush rights in Linux 6.1): NAK invalid request
+#               and Error; one behind the expected PSN dropped; none on UC
+#   atomic_replay FETCH_ADD answered, its duplicate replayed without adding
+#               (not one naming another address);
 #               after RESET and a new connection, not replayed
 #   gsi         PerfMgt MADs at QP1: Gets answered (IPv4, IPv6), a Set
 #               refused; 600 datagrams longer than a MAD dropped, counted,
@@ -97,7 +101,7 @@ fake_peer_up
 before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
-	 atomic_write atomic_write_answers atomic_replay gsi dup_read uc_hostile access ud_oversize lengths \
+	 atomic_write atomic_write_answers rdma_flush atomic_replay gsi dup_read uc_hostile access ud_oversize lengths \
 	 nak_order responses timeout_window overrun_nak; do
 	scenario "$s"
 done

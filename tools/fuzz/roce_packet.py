@@ -59,6 +59,7 @@ OPS = {
     'READ_RESP_LAST': 0x0f, 'READ_RESP_ONLY': 0x10, 'ACK': 0x11,
     'ATOMIC_ACK': 0x12, 'CMP_SWAP': 0x13, 'FETCH_ADD': 0x14,
     'SEND_LAST_INV': 0x16, 'SEND_ONLY_INV': 0x17,
+    'FLUSH': 0x1c,          # IBA 1.5, A19.4: RC only
     'ATOMIC_WRITE': 0x1d,   # IBA 1.5, A19.4: RC only
 }
 OP_NAMES = {v: k for k, v in OPS.items()}
@@ -75,22 +76,24 @@ AETH_KINDS = ('ACK', 'RNR_NAK', 'RSVD_40', 'NAK', 'RSVD_80', 'RSVD_A0',
 
 # What each operation carries, as hdr.h's sroce_op_info(): extension
 # headers in wire order, and whether it may carry payload.
-_EXT_ORDER = ('deth', 'reth', 'atomic', 'aeth', 'atmack', 'imm', 'ieth')
-_EXT_LEN = {'deth': 8, 'reth': 16, 'atomic': 28, 'aeth': 4, 'atmack': 8,
-            'imm': 4, 'ieth': 4}
+_EXT_ORDER = ('deth', 'feth', 'reth', 'atomic', 'aeth', 'atmack', 'imm',
+              'ieth')
+_EXT_LEN = {'deth': 8, 'feth': 4, 'reth': 16, 'atomic': 28, 'aeth': 4,
+            'atmack': 8, 'imm': 4, 'ieth': 4}
 _OP_EXT = {
     0x03: ('imm',), 0x05: ('imm',), 0x06: ('reth',), 0x09: ('imm',),
     0x0a: ('reth',), 0x0b: ('reth', 'imm'), 0x0c: ('reth',),
     0x0d: ('aeth',), 0x0f: ('aeth',), 0x10: ('aeth',), 0x11: ('aeth',),
     0x12: ('aeth', 'atmack'), 0x13: ('atomic',), 0x14: ('atomic',),
-    0x16: ('ieth',), 0x17: ('ieth',), 0x1d: ('reth',),
+    0x16: ('ieth',), 0x17: ('ieth',), 0x1c: ('feth', 'reth'),
+    0x1d: ('reth',),
 }
 _OP_PAYLOAD = set(range(0x00, 0x0c)) | {0x0d, 0x0e, 0x0f, 0x10, 0x16, 0x17,
                                         0x1d}
 _OP_FIRST = {0x00, 0x04, 0x05, 0x06, 0x0a, 0x0b, 0x0c, 0x0d, 0x10, 0x11,
-             0x12, 0x13, 0x14, 0x17, 0x1d}
+             0x12, 0x13, 0x14, 0x17, 0x1c, 0x1d}
 _OP_LAST = {0x02, 0x03, 0x04, 0x05, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0f,
-            0x10, 0x11, 0x12, 0x13, 0x14, 0x16, 0x17, 0x1d}
+            0x10, 0x11, 0x12, 0x13, 0x14, 0x16, 0x17, 0x1c, 0x1d}
 
 
 def op_name(opcode):
@@ -178,9 +181,15 @@ def immdt(value):
 ieth = immdt
 
 
-def transport(opcode, dqpn, psn, payload=b'', *, deth=None, reth=None,
-              atomic=None, aeth=None, atmack=None, imm=None, ieth=None,
-              ext=None, pad=None, pad_bytes=None, **bth_fields):
+def feth(plt=1, sel=0):
+    """A FLUSH's extension header (IBA 1.5, A19.4.1): placement type
+    (1: global visibility) in bits 3-0, selectivity in bits 5-4."""
+    return struct.pack('!I', (sel & 3) << 4 | (plt & 15))
+
+
+def transport(opcode, dqpn, psn, payload=b'', *, deth=None, feth=None,
+              reth=None, atomic=None, aeth=None, atmack=None, imm=None,
+              ieth=None, ext=None, pad=None, pad_bytes=None, **bth_fields):
     """BTH, extension headers, payload and pad bytes (no ICRC).
 
     The headers the opcode has are zeros unless given (bytes from deth(),
@@ -189,8 +198,8 @@ def transport(opcode, dqpn, psn, payload=b'', *, deth=None, reth=None,
     (default: what the payload needs), pad_bytes how many zero bytes are
     appended (default: pad).  bth_fields are bth()'s keywords.
     """
-    given = {'deth': deth, 'reth': reth, 'atomic': atomic, 'aeth': aeth,
-             'atmack': atmack, 'imm': imm, 'ieth': ieth}
+    given = {'deth': deth, 'feth': feth, 'reth': reth, 'atomic': atomic,
+             'aeth': aeth, 'atmack': atmack, 'imm': imm, 'ieth': ieth}
     if ext is None:
         have = op_ext(opcode)
         ext = b''.join(given[h] if given[h] is not None else
