@@ -126,12 +126,11 @@ static bool sroce_mr_ok(const struct sroce_mr *mr, u32 key, bool remote,
 		return false;
 	if (!len)
 		return true;
-	if (va < mr->ibmr.iova || va + len < va ||
-	    va + len - mr->ibmr.iova > mr->ibmr.length)
+	if (va < mr->iova || va + len < va || va + len - mr->iova > mr->length)
 		return false;
 	if (mr->kind == SROCE_MR_DMA || mr->kind == SROCE_MR_MW)
 		return true;
-	last = va - mr->ibmr.iova + mr->page_offset + len - 1;
+	last = va - mr->iova + mr->page_offset + len - 1;
 	return (last >> mr->page_shift) < mr->npages;
 }
 
@@ -216,7 +215,7 @@ static void *sroce_mr_addr(struct sroce_mr *mr, u64 va, u32 len, u32 *n)
 		return (void *)(uintptr_t)va;
 	}
 	page_size = 1ULL << mr->page_shift;
-	off = va - mr->ibmr.iova + mr->page_offset;
+	off = va - mr->iova + mr->page_offset;
 	idx = off >> mr->page_shift;
 	off &= page_size - 1;
 	*n = min_t(u64, len, page_size - off);

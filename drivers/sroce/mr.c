@@ -23,6 +23,7 @@ static void sroce_mr_free_work(struct work_struct *work)
 
 	ib_umem_release(mr->umem);
 	kvfree(mr->pages);
+	kvfree(mr->next_pages);
 	sroce_live_dec(sroce_mr_obj(mr));
 	kfree_rcu(mr, elem.rcu);	/* a lookup may still have loaded it */
 }
@@ -104,6 +105,7 @@ void sroce_mr_abort(struct sroce_dev *sdev, struct sroce_mr *mr)
 	sroce_uncharge(sroce_mr_count(sdev, mr->kind));
 	ib_umem_release(mr->umem);
 	kvfree(mr->pages);
+	kvfree(mr->next_pages);
 	sroce_live_dec(sroce_mr_obj(mr));
 	kfree(mr);
 }
@@ -119,6 +121,7 @@ struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->ibmr.length = U64_MAX;
+	mr->length = U64_MAX;
 	sroce_mr_publish(to_sdev(ibpd->device), mr);
 	return &mr->ibmr;
 }
@@ -223,6 +226,8 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	}
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
+	mr->iova = iova;
+	mr->length = length;
 	sroce_mr_publish(to_sdev(ibpd->device), mr);
 	return &mr->ibmr;
 }
@@ -336,7 +341,8 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
  * @type: only IB_MR_TYPE_MEM_REG
  * @max_num_sg: pages the MR can map, at most SROCE_MAX_FRMR_PAGES
  *
- * The MR starts invalid; IB_WR_REG_MR gives it a page list.
+ * The MR starts invalid; IB_WR_REG_MR gives it the page list map_mr_sg()
+ * made.  Two lists: the one in use, and the next (struct sroce_mr).
  *
  * Return: the MR or ERR_PTR(-EINVAL / -EOPNOTSUPP / -ENOMEM).
  */
@@ -344,21 +350,27 @@ struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			     u32 max_num_sg)
 {
 	struct sroce_mr *mr;
-	u64 *pages;
+	u64 *pages, *next;
 
 	if (type != IB_MR_TYPE_MEM_REG)
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!max_num_sg || max_num_sg > SROCE_MAX_FRMR_PAGES)
 		return ERR_PTR(-EINVAL);
 	pages = kvcalloc(max_num_sg, sizeof(*pages), GFP_KERNEL_ACCOUNT);
-	if (!pages)
+	next = kvcalloc(max_num_sg, sizeof(*next), GFP_KERNEL_ACCOUNT);
+	if (!pages || !next) {
+		kvfree(pages);
+		kvfree(next);
 		return ERR_PTR(-ENOMEM);
+	}
 	mr = sroce_mr_alloc(to_sdev(ibpd->device), 0, SROCE_MR_FRWR);
 	if (IS_ERR(mr)) {
 		kvfree(pages);
+		kvfree(next);
 		return ERR_CAST(mr);
 	}
 	mr->pages = pages;
+	mr->next_pages = next;
 	mr->max_pages = max_num_sg;
 	sroce_mr_publish(to_sdev(ibpd->device), mr);
 	return &mr->ibmr;
@@ -368,23 +380,24 @@ static int sroce_set_page(struct ib_mr *ibmr, u64 addr)
 {
 	struct sroce_mr *mr = to_smr(ibmr);
 
-	if (mr->npages == mr->max_pages)
+	if (mr->next_npages == mr->max_pages)
 		return -ENOMEM;
-	mr->pages[mr->npages++] = addr;
+	mr->next_pages[mr->next_npages++] = addr;
 	return 0;
 }
 
 /**
- * sroce_map_mr_sg - set the page list of a fast-register MR
+ * sroce_map_mr_sg - make the next page list of a fast-register MR
  * @ibmr: the MR
  * @sg: the scatterlist
  * @sg_nents: its entries
  * @sg_offset: offset into the first entry
  *
- * Under mr->lock: the engine may still be using the MR (a ULP that remaps
- * an MR it did not invalidate first), and must see either the old page
- * list or the new one, never a mix (sroce_mr_access() checks the page
- * range it uses against @npages).
+ * Into the next list, which the IB_WR_REG_MR posted after this takes up
+ * (sroce_mr_fast_reg()): a ULP may remap an MR whose key it has not yet
+ * invalidated (iSER posts the LOCAL_INV after), and a peer holding that
+ * key must reach the old pages until then, never the new ones.  Under
+ * mr->lock, against a REG_MR taking the list up.
  *
  * Return: the number of scatterlist entries mapped.
  */
@@ -396,10 +409,11 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	int n;
 
 	spin_lock_irqsave(&mr->lock, flags);
-	mr->npages = 0;
+	mr->next_npages = 0;
 	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_set_page);
-	mr->page_shift = ilog2(ibmr->page_size);
-	mr->page_offset = ibmr->iova & (ibmr->page_size - 1);
+	mr->next_page_shift = ilog2(ibmr->page_size);
+	mr->next_page_offset = ibmr->iova & (ibmr->page_size - 1);
+	mr->next_staged = true;
 	spin_unlock_irqrestore(&mr->lock, flags);
 	return n;
 }
@@ -480,6 +494,20 @@ enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp,
 		spin_unlock_irqrestore(&mr->lock, flags);
 		return IB_WC_MW_BIND_ERR;
 	}
+	/*
+	 * The page list map_mr_sg() made since the last REG_MR, if any
+	 * (without one, the MR registers again what it mapped), and the
+	 * range as the ULP left it in ibmr.
+	 */
+	if (mr->next_staged) {
+		swap(mr->pages, mr->next_pages);
+		mr->npages = mr->next_npages;
+		mr->page_shift = mr->next_page_shift;
+		mr->page_offset = mr->next_page_offset;
+		mr->next_staged = false;
+	}
+	mr->iova = mr->ibmr.iova;
+	mr->length = mr->ibmr.length;
 	mr->access = wqe->reg_access;
 	/* Read without the lock by lookups (sroce_mr_get()). */
 	WRITE_ONCE(mr->key, wqe->reg_key);

@@ -131,8 +131,8 @@ static struct sroce_mr *sroce_bind_mr(struct sroce_qp *qp, u32 lkey,
 	     (mr->access & IB_ACCESS_MW_BIND) &&
 	     (!(access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) ||
 	      (mr->access & IB_ACCESS_LOCAL_WRITE)) &&
-	     addr >= mr->ibmr.iova && addr + len >= addr &&
-	     addr + len - mr->ibmr.iova <= mr->ibmr.length;
+	     addr >= mr->iova && addr + len >= addr &&
+	     addr + len - mr->iova <= mr->length;
 	if (ok)
 		atomic_inc(&mr->nr_mw);
 	spin_unlock_irqrestore(&mr->lock, flags);
@@ -195,8 +195,8 @@ enum ib_wc_status sroce_bind_mw(struct sroce_qp *qp,
 		win->bound = mr;
 		win->bound_lkey = wqe->reg_key;
 		win->access = access;
-		win->ibmr.iova = addr;
-		win->ibmr.length = len;
+		win->iova = addr;
+		win->length = len;
 		win->mw_qpn = qp->ibqp.qp_num;
 		win->valid = len != 0;
 		if (win->mw_type == IB_MW_TYPE_2)

@@ -389,7 +389,7 @@ struct sroce_ghost {
  * @hop_limit: IP TTL / hop limit
  * @traffic_class: IP DSCP/ECN byte
  * @flow_label: IPv6 flow label
- * @sl: service level (802.1p priority)
+ * @sl: service level, 0 to 15 (its low three bits: the 802.1p priority)
  * @ifindex: the netdev of the source GID: the bound netdev, or a VLAN
  *	     device on top of it (ib_core adds GIDs for those too)
  */
@@ -437,8 +437,24 @@ enum sroce_mr_kind {
  * @npages: entries of @pages in use
  * @page_shift: log2 of the page size of @pages
  * @page_offset: offset of the MR's first byte in @pages[0]
+ * @iova: the address accesses name the MR's first byte by
+ * @length: the MR's length in bytes (a window: its bound range).  @iova
+ *          and @length are what accesses check, not ibmr's: for a
+ *          fast-register MR ib_sg_to_pages() and the ULP (xprtrdma's
+ *          XID in the top bits, ib_map_mr_sg_zbva()) rewrite those ahead
+ *          of the IB_WR_REG_MR that makes them the MR's.
+ * @next_pages: fast-register MRs: the page list map_mr_sg() built for the
+ *              next IB_WR_REG_MR, which swaps it with @pages; until then
+ *              the MR (and a key not yet invalidated) maps what it did
+ *              (IBA 10.6.3.6: the registration takes effect when the WR
+ *              executes)
+ * @next_npages: entries of @next_pages in use
+ * @next_page_shift: log2 of the page size of @next_pages
+ * @next_page_offset: offset of the first byte in @next_pages[0]
+ * @next_staged: map_mr_sg() made @next_pages since the last REG_MR (else
+ *               a REG_MR registers the list in use again)
  * @valid: fast-register MRs: between IB_WR_REG_MR and invalidation;
- *         windows: bound (ibmr.iova and ibmr.length are the bound range)
+ *         windows: bound
  * @dead: deregistered: every later access fails; the last holder frees
  * @nr_mw: MRs: windows bound to it (dereg and rereg refuse while any is)
  * @replacing: user MRs: a rereg is registering a new translation to take
@@ -471,6 +487,13 @@ struct sroce_mr {
 	u32 npages;
 	u32 page_shift;
 	u32 page_offset;
+	u64 iova;
+	u64 length;
+	u64 *next_pages;
+	u32 next_npages;
+	u32 next_page_shift;
+	u32 next_page_offset;
+	bool next_staged;
 	bool valid;
 	bool dead;
 	atomic_t nr_mw;

@@ -1136,6 +1136,84 @@ sroce_test_frwr_chain(struct sroce_test *t, struct ib_qp *qa,
 		      wc.status);
 }
 
+/* Map @mr to the one page at DMA address @dma. */
+static int sroce_test_map_page(struct ib_mr *mr, u64 dma)
+{
+	struct scatterlist sg;
+
+	sg_init_table(&sg, 1);
+	sg_dma_address(&sg) = dma;
+	sg_dma_len(&sg) = PAGE_SIZE;
+	return ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE) == 1 ? 0 : -EINVAL;
+}
+
+/*
+ * A ULP may map an FRWR MR anew before it invalidates the old key (iSER
+ * does): the new page list takes effect with the REG_MR that follows
+ * (IBA 10.6.3.6), so the old key still reaches the old page, never the
+ * new one; after LOCAL_INV and REG_MR the new key reaches the new page
+ * and the old key nothing (that last READ leaves both QPs in Error).
+ */
+static noinline_for_stack void
+sroce_test_frwr_remap(struct sroce_test *t, struct ib_qp *qa,
+		      struct ib_qp *qb, struct ib_cq *cqa, struct ib_cq *cqb,
+		      struct ib_mr *mr, u8 *a, u8 *b, u64 da, u64 db, u32 lkey,
+		      int sgid_index)
+{
+	struct ib_send_wr inv = { .opcode = IB_WR_LOCAL_INV };
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR },
+		.mr = mr,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ,
+	};
+	struct ib_sge sge = { .addr = da, .length = 64, .lkey = lkey };
+	struct ib_rdma_wr rd = {
+		.wr = { .opcode = IB_WR_RDMA_READ, .sg_list = &sge,
+			.num_sge = 1 },
+	};
+	struct ib_wc wc = {};
+	u32 old_rkey;
+	int err;
+
+	err = sroce_test_reconnect(t, qa, qb, cqa, cqb, sgid_index, 7);
+	sroce_test_fill(b, 64, 0x31);
+	sroce_test_fill(b + PAGE_SIZE, 64, 0x47);
+	/* Page 0 of b, registered with a new key (the old one invalidated). */
+	inv.ex.invalidate_rkey = mr->rkey;
+	err = err ?: sroce_test_send(qb, cqb, &inv, &wc);
+	err = err ?: sroce_test_map_page(mr, db);
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey) & 0xff);
+	reg.key = mr->rkey;
+	err = err ?: sroce_test_send(qb, cqb, &reg.wr, &wc);
+	err = err ?: sroce_test_map_page(mr, db + PAGE_SIZE);
+	/* Mapped to page 1 now, but neither invalidated nor registered. */
+	old_rkey = mr->rkey;
+	memset(a, 0, 64);
+	rd.remote_addr = db;
+	rd.rkey = old_rkey;
+	err = err ?: sroce_test_send(qa, cqa, &rd.wr, &wc);
+	sroce_test_ok(t, !err && sroce_test_same(a, 64, 0x31),
+		      "an FRWR mapped anew: its key not yet invalidated still reads the old page (%d, %d)",
+		      err, wc.status);
+	inv.ex.invalidate_rkey = old_rkey;
+	err = err ?: sroce_test_send(qb, cqb, &inv, &wc);
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey) & 0xff);
+	reg.key = mr->rkey;
+	err = err ?: sroce_test_send(qb, cqb, &reg.wr, &wc);
+	memset(a, 0, 64);
+	rd.remote_addr = db + PAGE_SIZE;
+	rd.rkey = mr->rkey;
+	err = err ?: sroce_test_send(qa, cqa, &rd.wr, &wc);
+	sroce_test_ok(t, !err && sroce_test_same(a, 64, 0x47),
+		      "... and after LOCAL_INV and REG_MR the new key reads the new page (%d, %d)",
+		      err, wc.status);
+	rd.rkey = old_rkey;
+	err = sroce_test_send(qa, cqa, &rd.wr, &wc);
+	sroce_test_ok(t, err == -EIO && wc.status == IB_WC_REM_ACCESS_ERR,
+		      "... and the old key reads nothing (%d, %d)", err,
+		      wc.status);
+}
+
 /*
  * IBA 11.6.3.1: SQD is drained when no WR is in flight.  A SEND that the
  * responder answers with RNR NAKs (no receive posted) is in flight though
@@ -1539,6 +1617,8 @@ sroce_test_data(struct sroce_test *t, struct ib_pd *pd,
 	sroce_test_inv_race(t, qa, qb, cqa, cqb, mr, a, b, da, lkey,
 			    sgid_index);
 	sroce_test_lif(t, pd, qa, qb, cqa, cqb, mr, a, b, da, sgid_index);
+	sroce_test_frwr_remap(t, qa, qb, cqa, cqb, mr, a, b, da, db, lkey,
+			      sgid_index);
 out:
 	if (mr)
 		ib_dereg_mr(mr);
