@@ -28,7 +28,8 @@ int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr)
 	if (attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
 	    !(rdma_ah_get_ah_flags(attr) & IB_AH_GRH))
 		return -EINVAL;
-	if (rdma_ah_get_port_num(attr) != 1)
+	/* IBA 8.3.1: the SL is 4 bits (its low three are RoCE's priority). */
+	if (rdma_ah_get_port_num(attr) != 1 || rdma_ah_get_sl(attr) > 15)
 		return -EINVAL;
 	grh = rdma_ah_read_grh(attr);
 	sgid_attr = grh->sgid_attr;

@@ -141,7 +141,12 @@ static int sroce_query_port(struct ib_device *ibdev, u32 port,
 	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
 		IB_PORT_PHYS_STATE_LINK_UP : IB_PORT_PHYS_STATE_DISABLED;
 	attr->max_mtu = IB_MTU_4096;
-	attr->active_mtu = sroce_active_mtu(ndev);
+	/*
+	 * A netdev too small for IB_MTU_256 carries no RoCE packet (nothing
+	 * is sent or taken, sroce_port_mtu()); its port still answers with
+	 * a valid enum ib_mtu, the least, as rdma_rxe does.
+	 */
+	attr->active_mtu = sroce_active_mtu(ndev) ?: IB_MTU_256;
 	attr->phys_mtu = ib_mtu_enum_to_int(IB_MTU_4096);
 	attr->gid_tbl_len = SROCE_PORT_GID_TBL_LEN;
 	attr->port_cap_flags = IB_PORT_CM_SUP;

@@ -477,7 +477,12 @@ static int sroce_xmit_build(struct sroce_dev *sdev, const struct sroce_av *av,
 	}
 	skb_dst_set(skb, dst);
 	skb->protocol = htons(ipv4 ? ETH_P_IP : ETH_P_IPV6);
-	skb->priority = av->sl;
+	/*
+	 * The SL's low three bits: the 802.1p priority a RoCE NIC sends
+	 * (admin-guide.rst), 0 to 7.  An SL is no way for a user to a larger
+	 * skb->priority, which SO_PRIORITY keeps for CAP_NET_ADMIN.
+	 */
+	skb->priority = av->sl & 7;
 
 	uh = skb_push(skb, sizeof(*uh));
 	skb_reset_transport_header(skb);

@@ -411,13 +411,15 @@ static void sroce_qp_error_wc(struct sroce_qp *qp, struct ib_wc *wc)
 		return;
 	}
 	sroce_resp_ack_owed(qp);
-	sroce_qp_fail_state(qp, IB_QPS_ERR, wc);
 	/*
 	 * The receive WQE of the message in progress was taken off its
 	 * queue: it completes first, flushed (IBA 10.3.1: every WR posted
-	 * completes), then the rest.
+	 * completes), then the rest.  Before Error is published: a
+	 * post_recv that sees Error and an empty queue flushes its WR at
+	 * once (post.c), which must not overtake this older one.
 	 */
 	sroce_resp_flush_wqe(qp);
+	sroce_qp_fail_state(qp, IB_QPS_ERR, wc);
 	sroce_resp_reset(qp);
 	sroce_qp_flush(qp);
 	del_timer(&qp->retry_timer);

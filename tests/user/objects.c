@@ -2891,6 +2891,21 @@ int main(int argc, char **argv)
 	tap(ah != NULL, "ibv_create_ah to our own IPv4 GID");
 	if (ah)
 		tap(!ibv_destroy_ah(ah), "ibv_destroy_ah");
+	/* IBA 8.3.1: an SL is 4 bits. */
+	aha.sl = 15;
+	ah = ibv_create_ah(pd, &aha);
+	tap(ah != NULL, "ibv_create_ah with SL 15 (%d)", ah ? 0 : errno);
+	if (ah)
+		ibv_destroy_ah(ah);
+	aha.sl = 16;
+	errno = 0;
+	ah = ibv_create_ah(pd, &aha);
+	err = errno;
+	tap(!ah && err == EINVAL, "ibv_create_ah with SL 16 fails with EINVAL (%d)",
+	    err);
+	if (ah)
+		ibv_destroy_ah(ah);
+	aha.sl = 0;
 	/* IBV_DEVICE_UD_AV_PORT_ENFORCE: an AV names the QP's one port. */
 	aha.port_num = 2;
 	errno = 0;

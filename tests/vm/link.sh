@@ -76,6 +76,13 @@ ip link set va mtu 4200
 check "MTU 4200 -> active MTU 4096" wait_for 5 dmesg_has "sroce1: port 1 ACTIVE, active MTU 4096, on va"
 ip link set va mtu 4187
 check "MTU 4187 -> active MTU 2048 (headers do not fit)" wait_for 5 dmesg_has "sroce1: port 1 ACTIVE, active MTU 2048, on va"
+# Below 256 bytes and the headers nothing fits: no packet, but query_port
+# still answers a valid MTU, the least (as rdma_rxe does).
+ip link set va mtu 340
+check "MTU 340 -> no RoCE packet fits" wait_for 5 dmesg_has "sroce1: port 1 ACTIVE, active MTU 0, on va"
+check "... and query_port says active MTU 256" bash -c \
+	"ibv_devinfo -d sroce1 | grep -q 'active_mtu:.*256 (1)'"
+ip link set va mtu 4187
 
 # QPs made before the netdev's MTU changed (admin-guide.rst, "Port"): an
 # RC QP keeps its path MTU, and once that no longer fits, its packets are
