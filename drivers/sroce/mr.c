@@ -309,8 +309,8 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	}
 	if (!(flags & IB_MR_REREG_TRANS)) {
 		start = mr->umem->address;
-		length = ibmr->length;
-		iova = ibmr->iova;
+		length = mr->length;
+		iova = mr->iova;
 	}
 	/*
 	 * The new MR takes this one's place and ib_core deregisters this
@@ -408,6 +408,9 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	unsigned long flags;
 	int n;
 
+	/* A kernel caller's misuse: only FRWR MRs have a next list. */
+	if (mr->kind != SROCE_MR_FRWR)
+		return -EINVAL;
 	spin_lock_irqsave(&mr->lock, flags);
 	mr->next_npages = 0;
 	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_set_page);

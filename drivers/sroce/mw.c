@@ -8,8 +8,8 @@
  *
  * A window is a struct sroce_mr of kind SROCE_MR_MW in the MRs' index:
  * one rkey lookup finds an MR or a window, and the lifetime layer keeps a
- * window a responder still holds.  Its ibmr carries the binding: rkey,
- * the range (iova, length), the remote rights (access), valid.  A bound
+ * window a responder still holds.  It carries the binding: rkey (key), the
+ * range (iova, length), the remote rights (access), valid.  A bound
  * window holds a reference on its MR and counts in mr->nr_mw, which keeps
  * the MR from being deregistered or re-registered under it.
  *

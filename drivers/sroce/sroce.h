@@ -424,9 +424,9 @@ enum sroce_mr_kind {
  * @ibmr: ib_core's MR (a window's is private, see below)
  * @elem: the MR's entry in sroce_dev.mr_pool (its key index, references)
  * @lock: serialises every access to the memory (check and copy) with what
- *        changes what the MR maps or allows: REG_MR, invalidation,
- *        map_mr_sg and dereg (a leaf lock; DMA MRs never change and take
- *        no lock).  A window's lock is taken outside the lock of the MR it
+ *        changes what the MR maps or allows: REG_MR, invalidation and
+ *        dereg; and map_mr_sg with REG_MR (a leaf lock; DMA MRs never
+ *        change and take no lock).  A window's lock is taken outside the lock of the MR it
  *        is bound to (spin_lock_nested), never the other way round.
  * @kind: DMA, user, fast-register, or a window (mw.c)
  * @access: IB_ACCESS_* flags (a window: the remote rights of its binding)
