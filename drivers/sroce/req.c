@@ -656,8 +656,8 @@ static bool sroce_req_seek(struct sroce_qp *qp)
 	req->noack = 0;
 	/*
 	 * Every read, atomic or atomic write still pending is at or after
-	 * this point: all are asked again (the responder drops its answers to the old ones,
-	 * resp.c).
+	 * this point: all are asked again (the responder drops its answers
+	 * to the old ones, resp.c).
 	 */
 	req->rd_inflight = 0;
 	return true;

@@ -779,10 +779,9 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sroce_pkt *pkt)
  * (IB_ACCESS_FLUSH_GLOBAL/PERSISTENT came with 6.2), so no consumer of
  * this device can allow one: the request is not supported by this receive
  * queue (IBA 9.7.5.2.1 table 41: NAK Invalid Request), and the QP goes
- * to Error, as
- * rdma_rxe 6.2+ answers a FLUSH to a QP without flush rights.  Its sender
- * learns IB_WC_REM_INV_REQ_ERR at once rather than retrying until
- * IB_WC_RETRY_EXC_ERR.
+ * to Error, as rdma_rxe 6.2+ answers a FLUSH to a QP without flush
+ * rights.  Its sender learns IB_WC_REM_INV_REQ_ERR at once rather than
+ * retrying until IB_WC_RETRY_EXC_ERR.
  */
 static void sroce_resp_rdma_flush(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {

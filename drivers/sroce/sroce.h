@@ -426,8 +426,9 @@ enum sroce_mr_kind {
  * @lock: serialises every access to the memory (check and copy) with what
  *        changes what the MR maps or allows: REG_MR, invalidation and
  *        dereg; and map_mr_sg with REG_MR (a leaf lock; DMA MRs never
- *        change and take no lock).  A window's lock is taken outside the lock of the MR it
- *        is bound to (spin_lock_nested), never the other way round.
+ *        change and take no lock).  A window's lock is taken outside the
+ *        lock of the MR it is bound to (spin_lock_nested), never the
+ *        other way round.
  * @kind: DMA, user, fast-register, or a window (mw.c)
  * @access: IB_ACCESS_* flags (a window: the remote rights of its binding)
  * @umem: user MRs only
@@ -448,8 +449,8 @@ enum sroce_mr_kind {
  *              the MR (and a key not yet invalidated) maps what it did
  *              (IBA 10.6.3.6: the registration takes effect when the WR
  *              executes)
- * @next_npages: entries of @next_pages in use
- * @next_page_shift: log2 of the page size of @next_pages
+ * @next_npages: entries of @next_pages in use (their page size is
+ *               ibmr.page_size, which ib_map_mr_sg() sets)
  * @next_page_offset: offset of the first byte in @next_pages[0]
  * @next_staged: map_mr_sg() made @next_pages since the last REG_MR (else
  *               a REG_MR registers the list in use again)
@@ -491,7 +492,6 @@ struct sroce_mr {
 	u64 length;
 	u64 *next_pages;
 	u32 next_npages;
-	u32 next_page_shift;
 	u32 next_page_offset;
 	bool next_staged;
 	bool valid;

@@ -1545,6 +1545,22 @@ static void mw_fill(struct ibv_pd *pd, int max)
 	free(mw);
 }
 
+/* One signaled ibv_wr_atomic_write(): its completion status, or -1. */
+static int awrite_status(struct ibv_qp_ex *ax, struct ibv_cq *cq,
+			 uint64_t wr_id, uint32_t rkey, uint64_t addr,
+			 const uint64_t *v)
+{
+	struct ibv_wc wc;
+
+	ibv_wr_start(ax);
+	ax->wr_id = wr_id;
+	ax->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(ax, rkey, addr, v);
+	if (ibv_wr_complete(ax) || !poll_wc(cq, &wc) || wc.wr_id != wr_id)
+		return -1;
+	return wc.status;
+}
+
 /*
  * RDMA Atomic Write (IBA 1.5, A19.4) through ibv_wr_atomic_write() and a
  * posted IBV_WR_ATOMIC_WRITE: 8 bytes land at once; a misaligned target is
@@ -1623,14 +1639,8 @@ static void atomic_write(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 			tap(st == IBV_WC_SUCCESS && target[2] == src,
 			   "a posted IBV_WR_ATOMIC_WRITE (its SGE's 8 bytes) (%d)",
 			   st);
-			ibv_wr_start(ax);
-			ax->wr_id = 3;
-			ax->wr_flags = IBV_SEND_SIGNALED;
-			ibv_wr_atomic_write(ax, tmr->rkey,
-					    (uintptr_t)&target[3] - 4, &v);
-			rc = ibv_wr_complete(ax);
-			st = !rc && poll_wc(cq, &wc) && wc.wr_id == 3 ?
-			     (int)wc.status : -1;
+			st = awrite_status(ax, cq, 3, tmr->rkey,
+					   (uintptr_t)&target[3] - 4, &v);
 			tap(st == IBV_WC_REM_INV_REQ_ERR && !target[3],
 			   "a misaligned target: IBV_WC_REM_INV_REQ_ERR (%d)", st);
 		} else if (pass == 2) {
@@ -1638,26 +1648,14 @@ static void atomic_write(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 			 * It takes a responder resource, as a READ does
 			 * (IBA 1.5, A19.4.2; rdma_rxe 6.2+).
 			 */
-			ibv_wr_start(ax);
-			ax->wr_id = 5;
-			ax->wr_flags = IBV_SEND_SIGNALED;
-			ibv_wr_atomic_write(ax, tmr->rkey,
-					    (uintptr_t)&target[0], &v);
-			rc = ibv_wr_complete(ax);
-			st = !rc && poll_wc(cq, &wc) && wc.wr_id == 5 ?
-			     (int)wc.status : -1;
+			st = awrite_status(ax, cq, 5, tmr->rkey,
+					   (uintptr_t)&target[0], &v);
 			tap(st == IBV_WC_REM_INV_REQ_ERR && !target[0],
 			   "to a responder without resources: IBV_WC_REM_INV_REQ_ERR (%d)",
 			   st);
 		} else {
-			ibv_wr_start(ax);
-			ax->wr_id = 4;
-			ax->wr_flags = IBV_SEND_SIGNALED;
-			ibv_wr_atomic_write(ax, romr->rkey,
-					    (uintptr_t)&target[0], &v);
-			rc = ibv_wr_complete(ax);
-			st = !rc && poll_wc(cq, &wc) && wc.wr_id == 4 ?
-			     (int)wc.status : -1;
+			st = awrite_status(ax, cq, 4, romr->rkey,
+					   (uintptr_t)&target[0], &v);
 			tap(st == IBV_WC_REM_ACCESS_ERR && !target[0],
 			   "an MR without remote write: IBV_WC_REM_ACCESS_ERR (%d)",
 			   st);
