@@ -73,10 +73,17 @@ static struct sroce_dev *sroce_rcv_dev(struct sk_buff *skb, bool ipv4,
 			return NULL;
 	}
 	*vlan_id = is_vlan_dev(ndev) ? vlan_dev_vlan_id(ndev) : VLAN_N_VID;
-	/* A VLAN device over the bound netdev: its GIDs are the device's. */
-	while (is_vlan_dev(ndev))
+	/*
+	 * The device bound to the netdev the packet came through, else the
+	 * one bound below it: a VLAN device over the bound netdev has its
+	 * GIDs in that device's table (as rdma_rxe looks up, in this order).
+	 */
+	for (;;) {
+		ibdev = ib_device_get_by_netdev(ndev, SROCE_DRIVER_ID);
+		if (ibdev || !is_vlan_dev(ndev))
+			break;
 		ndev = vlan_dev_real_dev(ndev);
-	ibdev = ib_device_get_by_netdev(ndev, SROCE_DRIVER_ID);
+	}
 	return ibdev ? to_sdev(ibdev) : NULL;
 }
 
@@ -571,6 +578,14 @@ int sroce_loop_queue(struct sk_buff *skb)
 		kfree_skb(skb);
 		return -ENOBUFS;
 	}
+	/*
+	 * The IPv4 header checksum, which IP output would have written: a
+	 * UD receive hands the header to the user in its GRH area, and the
+	 * field must not carry what the skb's memory held before.  (The
+	 * ICRC does not cover it: IBA A17.4.)
+	 */
+	if (skb->protocol == htons(ETH_P_IP))
+		ip_send_check(ip_hdr(skb));
 	dev_hold(skb->dev);
 	local_bh_disable();
 	skb_queue_tail(&sroce_loop_q, skb);
