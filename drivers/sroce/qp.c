@@ -623,8 +623,9 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
 		return -EOPNOTSUPP;
-	if (udata && udata->inlen)
-		return -EINVAL;
+	err = sroce_udata_none(udata);
+	if (err)
+		return err;
 
 	mutex_lock(&qp->state_lock);
 	cur = READ_ONCE(qp->state);
@@ -775,6 +776,12 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	mutex_lock(&qp->state_lock);
 	*attr = qp->attr;
+	/*
+	 * QP1 is bound to its port when it is made (ib_core refuses it
+	 * IB_QP_PORT, and ib_mad brings it up without one), as rdma_rxe's.
+	 */
+	if (qp->ibqp.qp_type == IB_QPT_GSI)
+		attr->port_num = 1;
 	/* An applied AV always has a MAC (sroce_av_from_attr()). */
 	if (!is_zero_ether_addr(qp->av.dmac))
 		sroce_av_to_attr(&qp->av, &attr->ah_attr);

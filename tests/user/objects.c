@@ -2525,6 +2525,122 @@ out:
 	free(buf);
 }
 
+/* Post a receive of @len bytes of @mr at offset 0, with @lkey, to @qp. */
+static int ud_recv(struct ibv_qp *qp, struct ibv_mr *mr, uint32_t lkey,
+		   uint32_t len, uint64_t wr_id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)mr->addr, .length = len,
+			       .lkey = lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+/* The IPv4 header at @h (20 bytes) sums to 0xffff: its checksum holds. */
+static int ip4_csum_ok(const uint8_t *h)
+{
+	uint32_t sum = 0;
+	int i;
+
+	for (i = 0; i < 20; i += 2)
+		sum += h[i] << 8 | h[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
+/*
+ * Receive errors of a UD QP (b, which a sends 64 bytes to).  A receive
+ * too small for the datagram completes with LOC_LEN_ERR and the QP goes
+ * on, as rdma_rxe's (its class D); a receive whose lkey names no MR
+ * completes with LOC_PROT_ERR and moves the QP to Error, as rxe (class
+ * A) and RoCE NICs do, and the receives after it complete flushed.  A
+ * datagram received from an IPv4 GID has in the last 20 bytes of its GRH
+ * area the IPv4 header, checksum included, as a NIC writes it (rdma-core
+ * and ib_core check that checksum to tell an IPv4 GRH from an IPv6 one),
+ * also when it never left the host.
+ */
+static void ud_recv_errors(struct ibv_context *ctx, struct ibv_pd *pd,
+			   int sgid, union ibv_gid *gid)
+{
+	struct ibv_ah_attr aha = { .is_global = 1, .port_num = 1 };
+	struct ibv_qp_init_attr qq, qi = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *a = NULL, *b = NULL;
+	struct ibv_cq *cq, *rcq;
+	struct ibv_qp_attr qa;
+	struct ibv_ah *ah;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	int err;
+
+	buf = calloc(1, 8192);
+	mr = buf ? ibv_reg_mr(pd, buf, 8192, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	rcq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	aha.grh.dgid = *gid;
+	aha.grh.sgid_index = sgid;
+	aha.grh.hop_limit = 64;
+	ah = pd ? ibv_create_ah(pd, &aha) : NULL;
+	qi.send_cq = cq;
+	qi.recv_cq = rcq;
+	a = mr && cq && rcq && ah ? ibv_create_qp(pd, &qi) : NULL;
+	b = a ? ibv_create_qp(pd, &qi) : NULL;
+	err = a && b ? sqe_to_rts(a, 0, sgid, gid) ?:
+		       sqe_to_rts(b, 0, sgid, gid) : -1;
+	tap(!err, "UD receive errors: two UD QPs in RTS (%d)", err);
+	if (err)
+		goto out;
+
+	err = ud_recv(b, mr, mr->lkey, 48, 1) ?:
+	      sqe_send(a, cq, mr, mr->lkey, 2, ah, b->qp_num) ?:
+	      wc_of(rcq, 1);
+	tap(err == IBV_WC_LOC_LEN_ERR,
+	    "UD: a receive of 48 bytes for 40 + 64 completes with LOC_LEN_ERR (%d)",
+	    err);
+	memset(buf, 0xa5, 4096);
+	err = ud_recv(b, mr, mr->lkey, 4096, 3) ?:
+	      sqe_send(a, cq, mr, mr->lkey, 4, ah, b->qp_num) ?:
+	      wc_of(rcq, 3);
+	tap(!err, "UD: ... and the QP goes on: the next datagram is received (%d)",
+	    err);
+	/* find_gid() took an IPv4 GID. */
+	tap(!err && buf[20] == 0x45 && ip4_csum_ok(buf + 20),
+	    "UD: the IPv4 header in its GRH area has a valid checksum (%02x%02x)",
+	    buf[30], buf[31]);
+
+	err = ud_recv(b, mr, mr->lkey ^ 0x5a5a00, 4096, 5) ?:
+	      sqe_send(a, cq, mr, mr->lkey, 6, ah, b->qp_num) ?:
+	      wc_of(rcq, 5);
+	tap(err == IBV_WC_LOC_PROT_ERR,
+	    "UD: a receive with a bad lkey completes with LOC_PROT_ERR (%d)",
+	    err);
+	err = ibv_query_qp(b, &qa, IBV_QP_STATE, &qq);
+	tap(!err && qa.qp_state == IBV_QPS_ERR,
+	    "UD: ... and moves the QP to Error (%d)", qa.qp_state);
+	err = ud_recv(b, mr, mr->lkey, 4096, 7) ?: wc_of(rcq, 7);
+	tap(err == IBV_WC_WR_FLUSH_ERR,
+	    "UD: a receive posted then completes flushed (%d)", err);
+out:
+	if (b)
+		ibv_destroy_qp(b);
+	if (a)
+		ibv_destroy_qp(a);
+	if (ah)
+		ibv_destroy_ah(ah);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (rcq)
+		ibv_destroy_cq(rcq);
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(buf);
+}
+
 /*
  * Send WRs posted to a QP in Error complete flushed with their own
  * opcodes, as rdma_rxe's do (IBA leaves the opcode of an error
@@ -2793,6 +2909,7 @@ int main(int argc, char **argv)
 	}
 	inline_grant(pd, cq, sgid, &gid);
 	sq_error(ctx, pd, sgid, &gid);
+	ud_recv_errors(ctx, pd, sgid, &gid);
 	/* Pinning a million pages is slow under emulation: once is enough. */
 	if (!getenv("SROCE_MAPPED") || strcmp(getenv("SROCE_MAPPED"), "0"))
 		big_mr(&dattr.orig_attr, pd, cq, sgid, &gid);
