@@ -53,6 +53,7 @@ int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr)
 	av->traffic_class = grh->traffic_class;
 	av->flow_label = grh->flow_label;
 	av->sl = rdma_ah_get_sl(attr);
+	av->static_rate = rdma_ah_get_static_rate(attr);
 	/*
 	 * The GID's netdev routes the packets: a GID of a VLAN device over
 	 * the bound netdev sends through it, tagged (IBA A17.4.5.1).  Only
@@ -102,6 +103,7 @@ void sroce_av_to_attr(const struct sroce_av *av, struct rdma_ah_attr *attr)
 	attr->type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(attr, 1);
 	rdma_ah_set_sl(attr, av->sl);
+	rdma_ah_set_static_rate(attr, av->static_rate);
 	rdma_ah_set_grh(attr, &dgid, av->flow_label, av->sgid_index,
 			av->hop_limit, av->traffic_class);
 	memcpy(attr->roce.dmac, av->dmac, ETH_ALEN);

@@ -210,15 +210,19 @@ err_wqe:
 static int sroce_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 			    int mask, struct sroce_av *av)
 {
-	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
-
 	if ((mask & IB_QP_PORT) && attr->port_num != 1)
 		return -EINVAL;
 	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
 		return -EINVAL;
+	/*
+	 * Up to the port's MTU cap (max_mtu), not its active MTU, as rdma_rxe
+	 * and RoCE NICs take it: the passive side of rdma_cm sets the path
+	 * MTU of the active side's netdev.  Packets that do not fit the
+	 * netdev are dropped and counted (tx_errors), as after the netdev's
+	 * MTU shrank, and an RC QP then fails with retry exceeded.
+	 */
 	if ((mask & IB_QP_PATH_MTU) &&
-	    (attr->path_mtu < IB_MTU_256 ||
-	     attr->path_mtu > sroce_active_mtu(sdev->ndev)))
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
 		return -EINVAL;
 	/* 5-bit timers, 3-bit retry counts (IBA 9.7.6.1.3, 9.7.5.2.8). */
 	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)

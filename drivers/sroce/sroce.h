@@ -390,6 +390,8 @@ struct sroce_ghost {
  * @traffic_class: IP DSCP/ECN byte
  * @flow_label: IPv6 flow label
  * @sl: service level, 0 to 15 (its low three bits: the 802.1p priority)
+ * @static_rate: the enum ib_rate asked for, kept for query only: sroce
+ *		 does not pace a flow (no inter-packet delay)
  * @ifindex: the netdev of the source GID: the bound netdev, or a VLAN
  *	     device on top of it (ib_core adds GIDs for those too)
  */
@@ -402,6 +404,7 @@ struct sroce_av {
 	u8 hop_limit;
 	u8 traffic_class;
 	u8 sl;
+	u8 static_rate;
 	u32 flow_label;
 	int ifindex;
 };

@@ -2642,6 +2642,99 @@ out:
 }
 
 /*
+ * A path MTU above the port's active MTU, up to its MTU cap (4096), is
+ * taken, as rdma_rxe and RoCE NICs take it (the passive side of rdma_cm
+ * gets the active side's).  On a netdev whose active MTU is below it, a
+ * message of one small packet goes; the 4096-byte packets of a longer one
+ * do not fit the netdev, are dropped and counted, and the SEND fails with
+ * retry exceeded.  An RC QP connected to itself.
+ */
+static void path_mtu_cap(struct ibv_context *ctx, struct ibv_pd *pd,
+			 int sgid, union ibv_gid *gid)
+{
+	struct ibv_qp_init_attr qq, qi = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_sge sge = { .length = 64 };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND };
+	struct ibv_port_attr pa;
+	struct ibv_cq *scq, *rcq;
+	struct ibv_qp *qp = NULL;
+	struct ibv_qp_attr a;
+	struct ibv_mr *mr;
+	void *buf;
+	int err;
+
+	buf = calloc(1, 16384);
+	mr = buf ? ibv_reg_mr(pd, buf, 16384, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	scq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	rcq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	qi.send_cq = scq;
+	qi.recv_cq = rcq;
+	qp = mr && scq && rcq ? ibv_create_qp(pd, &qi) : NULL;
+	err = !qp || ibv_query_port(ctx, 1, &pa);
+	tap(!err, "path MTU cap: an RC QP, and the port's active MTU (%d)",
+	    err ? -1 : (int)pa.active_mtu);
+	if (err)
+		goto out;
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	rtr_attr(&a, qp->qp_num, sgid, gid);
+	a.path_mtu = IBV_MTU_4096;
+	a.ah_attr.static_rate = IBV_RATE_10_GBPS;
+	err = err ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+				   IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				   IBV_QP_MIN_RNR_TIMER);
+	tap(!err, "path MTU cap: RTR with path MTU 4096 is taken (%d)", err);
+	memset(&a, 0, sizeof(a));
+	err = err ?: ibv_query_qp(qp, &a, IBV_QP_PATH_MTU | IBV_QP_AV, &qq);
+	tap(!err && a.path_mtu == IBV_MTU_4096,
+	    "path MTU cap: query_qp says 4096 (%d, %d)", err, a.path_mtu);
+	/* Kept and reported, as RoCE NICs do; sroce does not pace. */
+	tap(!err && a.ah_attr.static_rate == IBV_RATE_10_GBPS,
+	    "query_qp reports the AV's static rate (%d)", a.ah_attr.static_rate);
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 1,
+				  .timeout = 8, .retry_cnt = 1,
+				  .rnr_retry = 1, .max_rd_atomic = 1 };
+	err = err ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+				   IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	if (err || pa.active_mtu >= IBV_MTU_4096) {
+		tap(!err, "path MTU cap: RTS (%d)%s", err,
+		    err ? "" : " # SKIP the netdev takes 4096-byte packets");
+		goto out;
+	}
+	sge.addr = (uintptr_t)buf + 8192;
+	sge.lkey = mr->lkey;
+	err = ud_recv(qp, mr, mr->lkey, 8192, 2) ?:
+	      post_status(qp, scq, &wr, NULL) ?: wc_of(rcq, 2);
+	tap(!err, "path MTU cap: a SEND of 64 bytes (one packet) goes (%d)",
+	    err);
+	sge.length = 4096;
+	wr.wr_id = 3;
+	err = ud_recv(qp, mr, mr->lkey, 8192, 4) ?:
+	      post_status(qp, scq, &wr, NULL);
+	tap(err == IBV_WC_RETRY_EXC_ERR,
+	    "path MTU cap: a SEND of one 4096-byte packet, which the netdev cannot carry, fails with retry exceeded (%d)",
+	    err);
+out:
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (scq)
+		ibv_destroy_cq(scq);
+	if (rcq)
+		ibv_destroy_cq(rcq);
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(buf);
+}
+
+/*
  * Send WRs posted to a QP in Error complete flushed with their own
  * opcodes, as rdma_rxe's do (IBA leaves the opcode of an error
  * completion undefined; consumers still look).
@@ -2910,6 +3003,7 @@ int main(int argc, char **argv)
 	inline_grant(pd, cq, sgid, &gid);
 	sq_error(ctx, pd, sgid, &gid);
 	ud_recv_errors(ctx, pd, sgid, &gid);
+	path_mtu_cap(ctx, pd, sgid, &gid);
 	/* Pinning a million pages is slow under emulation: once is enough. */
 	if (!getenv("SROCE_MAPPED") || strcmp(getenv("SROCE_MAPPED"), "0"))
 		big_mr(&dattr.orig_attr, pd, cq, sgid, &gid);
