@@ -64,16 +64,22 @@ u32 sroce_port_mtu(struct sroce_dev *sdev)
  */
 void sroce_port_event(struct sroce_dev *sdev)
 {
-	enum ib_port_state state = sroce_netdev_port_state(sdev->ndev);
-	int mtu = sroce_active_mtu(sdev->ndev);
 	struct ib_event ev = {
 		.device = &sdev->ibdev,
 		.element.port_num = 1,
 	};
-	enum ib_port_state old;
-	int old_mtu;
+	enum ib_port_state old, state;
+	int old_mtu, mtu;
 
+	/*
+	 * The netdev read under the lock: the netdev notifier and
+	 * enable_driver (without RTNL) may both be here, and the state kept
+	 * must be the one read last, or a stale one would hide the next
+	 * real change.
+	 */
 	spin_lock(&sdev->port_lock);
+	state = sroce_netdev_port_state(sdev->ndev);
+	mtu = sroce_active_mtu(sdev->ndev);
 	old = sdev->port_state;
 	old_mtu = sdev->port_mtu;
 	sdev->port_state = state;
@@ -82,6 +88,9 @@ void sroce_port_event(struct sroce_dev *sdev)
 
 	if (old == state && old_mtu == mtu)
 		return;
+	/* PortCounters' LinkDownedCounter, and rdma_rxe's link_downed */
+	if (old == IB_PORT_ACTIVE && state != IB_PORT_ACTIVE)
+		sroce_count(sdev, SROCE_CNT_LINK_DOWNED);
 	ibdev_info(&sdev->ibdev, "port 1 %s, active MTU %d, on %s\n",
 		   state == IB_PORT_ACTIVE ? "ACTIVE" : "DOWN",
 		   mtu ? ib_mtu_enum_to_int(mtu) : 0, sdev->ndev->name);
@@ -263,6 +272,26 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	sroce_net_put(sdev->sn);
 }
 
+/* /sys/class/infiniband/DEV/parent: the netdev, as rdma_rxe's. */
+static ssize_t parent_show(struct device *device,
+			   struct device_attribute *attr, char *buf)
+{
+	struct sroce_dev *sdev =
+		rdma_device_to_drv_device(device, struct sroce_dev, ibdev);
+
+	return sysfs_emit(buf, "%s\n", netdev_name(sdev->ndev));
+}
+static DEVICE_ATTR_RO(parent);
+
+static struct attribute *sroce_dev_attrs[] = {
+	&dev_attr_parent.attr,
+	NULL
+};
+
+static const struct attribute_group sroce_dev_attr_group = {
+	.attrs = sroce_dev_attrs,
+};
+
 static const struct ib_device_ops sroce_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = SROCE_DRIVER_ID,
@@ -289,6 +318,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.destroy_qp = sroce_destroy_qp,
 	.destroy_srq = sroce_destroy_srq,
 	.detach_mcast = sroce_detach_mcast,
+	.device_group = &sroce_dev_attr_group,
 	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.enable_driver = sroce_enable_driver,
 	.get_dev_fw_str = sroce_get_dev_fw_str,

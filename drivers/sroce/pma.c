@@ -27,7 +27,10 @@ static void sroce_pma_counters(struct sroce_dev *sdev, u8 port_select,
 		     sroce_counter(sdev, SROCE_CNT_RX_BAD_ICRC);
 
 	pc->port_select = port_select;
-	/* 16 bits, saturating (IBA 16.1.3.5) */
+	/* 8 bits, saturating: the port left ACTIVE (IBA 16.1.3.5) */
+	pc->link_downed_counter =
+		min_t(u64, sroce_counter(sdev, SROCE_CNT_LINK_DOWNED), U8_MAX);
+	/* 16 bits, saturating */
 	pc->port_rcv_errors = cpu_to_be16(min_t(u64, rx_err, U16_MAX));
 	pc->port_xmit_discards =
 		cpu_to_be16(min_t(u64, sroce_counter(sdev, SROCE_CNT_TX_ERR),

@@ -59,10 +59,18 @@ ip link set va up
 ip link set vb up
 check "rdma link add sroce1 on va" rdma link add sroce1 type sroce netdev va
 check "two devices exist" test -d $ib/sroce0 -a -d $ib/sroce1
+check "sysfs parent names each one's netdev, as rdma_rxe's" \
+	test "$(cat $ib/sroce0/parent)" = eth0 -a "$(cat $ib/sroce1/parent)" = va
 check "sroce1 ACTIVE" wait_for 5 bash -c "grep -q ACTIVE $ib/sroce1/ports/1/state"
+downed() { cat $ib/sroce1/ports/1/hw_counters/link_downed; }
+pma_downed() { cat $ib/sroce1/ports/1/counters/link_downed; }
+check "link_downed 0 ($(downed), PMA $(pma_downed))" \
+	test "$(downed)" = 0 -a "$(pma_downed)" = 0
 ip link set vb down
 check "carrier down -> sroce1 DOWN" wait_for 5 bash -c "grep -q DOWN $ib/sroce1/ports/1/state"
 check "carrier down -> port error event" wait_for 5 dmesg_has "sroce1: port 1 DOWN, active MTU 1024, on va"
+check "... counted once in link_downed ($(downed), PMA $(pma_downed))" \
+	test "$(downed)" = 1 -a "$(pma_downed)" = 1
 check "phys_state Disabled" grep -q "3: Disabled" $ib/sroce1/ports/1/phys_state
 check "sroce0 unaffected" test "$(port_state sroce0)" = ACTIVE
 ip link set vb up
@@ -71,6 +79,8 @@ check "carrier up -> port active event" wait_for 5 bash -c \
 	"dmesg | grep 'sroce1: port 1' | tail -n 1 | grep -q 'ACTIVE, active MTU 1024, on va'"
 ip link set va down
 check "admin down -> sroce1 DOWN" wait_for 5 bash -c "grep -q DOWN $ib/sroce1/ports/1/state"
+check "... counted again in link_downed ($(downed), PMA $(pma_downed))" \
+	test "$(downed)" = 2 -a "$(pma_downed)" = 2
 ip link set va up
 ip link set va mtu 4200
 check "MTU 4200 -> active MTU 4096" wait_for 5 dmesg_has "sroce1: port 1 ACTIVE, active MTU 4096, on va"
