@@ -14,6 +14,7 @@
  */
 #include <linux/debugfs.h>
 #include <linux/if_arp.h>
+#include <linux/if_vlan.h>
 #include <linux/module.h>
 #include <linux/rtnetlink.h>
 #include <net/net_namespace.h>
@@ -109,7 +110,8 @@ int sroce_enable_driver(struct ib_device *ibdev)
  * ib_core makes it visible in the initial one, or in every one (its
  * shared mode, the default).
  *
- * Return: 0, or -EEXIST (netdev taken), -EINVAL (not Ethernet),
+ * Return: 0, or -EEXIST (netdev taken), -EINVAL (not Ethernet, or a VLAN
+ * device),
  * -EADDRINUSE (another RoCE stack has UDP 4791 in the netdev's
  * namespace), -ENODEV (netdev went away meanwhile), or an error from
  * ib_core.
@@ -124,6 +126,19 @@ int sroce_add_link(const char *ibdev_name, struct net_device *ndev)
 	if (ndev->type != ARPHRD_ETHER || (ndev->flags & IFF_LOOPBACK)) {
 		pr_err_ratelimited("sroce: %s is not an Ethernet device\n",
 				   ndev->name);
+		return -EINVAL;
+	}
+	/*
+	 * ib_core gives the GIDs of a VLAN device's addresses to the device
+	 * of the netdev below it, and a device bound to the VLAN device
+	 * itself only its default GID (roce_gid_mgmt.c): two devices would
+	 * share the VLAN's traffic, and one alone could not be reached by
+	 * address.  rdma_rxe refuses them too, and a NIC's device is its
+	 * port's.
+	 */
+	if (is_vlan_dev(ndev)) {
+		pr_err_ratelimited("sroce: %s is a VLAN device: bind %s, and its device serves the VLAN\n",
+				   ndev->name, vlan_dev_real_dev(ndev)->name);
 		return -EINVAL;
 	}
 	/*

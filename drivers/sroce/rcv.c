@@ -16,7 +16,6 @@
 #include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/udp.h>
-#include <rdma/ib_cache.h>
 
 #include "sroce.h"
 #include "trace.h"
@@ -47,48 +46,18 @@ static struct tasklet_struct sroce_loop_tasklet;
 static struct work_struct sroce_loop_work;
 
 /*
- * Does @ibdev hold the packet's destination address as a RoCEv2 GID of
- * @ndev?
- */
-static bool sroce_rcv_has_dgid(struct ib_device *ibdev, struct sk_buff *skb,
-			       bool ipv4, struct net_device *ndev)
-{
-	const struct ib_gid_attr *attr;
-	union ib_gid gid;
-
-	if (ipv4)
-		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
-				       (struct in6_addr *)gid.raw);
-	else
-		memcpy(gid.raw, &ipv6_hdr(skb)->daddr, sizeof(gid));
-	attr = rdma_find_gid_by_port(ibdev, &gid, IB_GID_TYPE_ROCE_UDP_ENCAP,
-				     1, ndev);
-	if (IS_ERR(attr))
-		return false;
-	rdma_put_gid_attr(attr);
-	return true;
-}
-
-/*
  * The sroce device a packet is for: the one on the netdev it came in on,
  * or, for looped-back packets, the one whose netdev owns the destination
  * address.  Takes a reference on the ib_device (ib_device_put()).  In
  * @vlan_id, the VLAN of that netdev (VLAN_N_VID: none): ib_core answers a
  * MAD from the GID of that VLAN (ib_init_ah_attr_from_wc()), as for a
  * RoCE NIC's CQE, also on one host (rdma_rxe takes the GID's netdev).
- *
- * A VLAN device over a bound netdev has its GIDs in that device's table
- * (roce_gid_mgmt.c), so a packet through it is that device's, unless a
- * device is bound to the VLAN device itself and holds the destination
- * GID: ib_core gives such a device its default GID only.  Each of the two
- * devices then keeps its own traffic.  A device bound to a VLAN device
- * with none below it takes all that comes through.
  */
 static struct sroce_dev *sroce_rcv_dev(struct sk_buff *skb, bool ipv4,
 				       u16 *vlan_id)
 {
 	struct net_device *ndev = skb->dev;
-	struct ib_device *ibdev, *upper = NULL;
+	struct ib_device *ibdev;
 
 	if (ndev->flags & IFF_LOOPBACK) {
 		/* IPv6 disabled: its address lists do not exist. */
@@ -104,26 +73,15 @@ static struct sroce_dev *sroce_rcv_dev(struct sk_buff *skb, bool ipv4,
 			return NULL;
 	}
 	*vlan_id = is_vlan_dev(ndev) ? vlan_dev_vlan_id(ndev) : VLAN_N_VID;
-	for (; is_vlan_dev(ndev); ndev = vlan_dev_real_dev(ndev)) {
-		ibdev = ib_device_get_by_netdev(ndev, SROCE_DRIVER_ID);
-		if (!ibdev)
-			continue;
-		if (sroce_rcv_has_dgid(ibdev, skb, ipv4, ndev)) {
-			if (upper)
-				ib_device_put(upper);
-			return to_sdev(ibdev);
-		}
-		if (upper)
-			ib_device_put(ibdev);
-		else
-			upper = ibdev;
-	}
+	/*
+	 * A VLAN device over the bound netdev: its GIDs are the device's
+	 * (ib_core's roce_gid_mgmt.c), and no device is bound to a VLAN
+	 * device itself (sroce_add_link()).
+	 */
+	if (is_vlan_dev(ndev))
+		ndev = vlan_dev_real_dev(ndev);
 	ibdev = ib_device_get_by_netdev(ndev, SROCE_DRIVER_ID);
-	if (!ibdev)
-		return upper ? to_sdev(upper) : NULL;
-	if (upper)
-		ib_device_put(upper);
-	return to_sdev(ibdev);
+	return ibdev ? to_sdev(ibdev) : NULL;
 }
 
 /* Parse and check the transport headers (IBA 9.6.1 packet checks). */

@@ -1400,17 +1400,14 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 				     page_address(ZERO_PAGE(0)),
 				     IB_MGMT_MAD_SIZE - pkt->paylen, true);
 	/*
-	 * A receive too small for the datagram completes in error and the
-	 * QP goes on (rdma_rxe's class D); one whose list names memory the
-	 * QP may not write stops it, as every receive WQE error of an RC or
-	 * UC QP does (IBA 10.3.1; rdma_rxe's class A, and RoCE NICs').
+	 * A receive WQE that cannot take the datagram, too small for it or
+	 * naming memory the QP may not write, completes in error and stops
+	 * the QP, as every receive WQE error of an RC or UC QP does (IBA
+	 * 10.3.1; rdma_rxe's class A, and RoCE NICs').
 	 */
-	if (err == -EINVAL) {
-		sroce_resp_wqe_error(qp, IB_WC_LOC_LEN_ERR);
-		return;
-	}
 	if (err) {
-		sroce_resp_wqe_error(qp, IB_WC_LOC_PROT_ERR);
+		sroce_resp_wqe_error(qp, err == -EINVAL ? IB_WC_LOC_LEN_ERR :
+						       IB_WC_LOC_PROT_ERR);
 		sroce_qp_error(qp);
 		return;
 	}

@@ -2552,10 +2552,10 @@ static int ip4_csum_ok(const uint8_t *h)
 
 /*
  * Receive errors of a UD QP (b, which a sends 64 bytes to).  A receive
- * too small for the datagram completes with LOC_LEN_ERR and the QP goes
- * on, as rdma_rxe's (its class D); a receive whose lkey names no MR
- * completes with LOC_PROT_ERR and moves the QP to Error, as rxe (class
- * A) and RoCE NICs do, and the receives after it complete flushed.  A
+ * too small for the datagram completes with LOC_LEN_ERR, one whose lkey
+ * names no MR with LOC_PROT_ERR; either moves the QP to Error, as in
+ * rdma_rxe (its class A) and RoCE NICs, and the receives after it
+ * complete flushed.  A
  * datagram received from an IPv4 GID has in the last 20 bytes of its GRH
  * area the IPv4 header, checksum included, as a NIC writes it (rdma-core
  * and ib_core check that checksum to tell an IPv4 GRH from an IPv6 one),
@@ -2602,12 +2602,19 @@ static void ud_recv_errors(struct ibv_context *ctx, struct ibv_pd *pd,
 	tap(err == IBV_WC_LOC_LEN_ERR,
 	    "UD: a receive of 48 bytes for 40 + 64 completes with LOC_LEN_ERR (%d)",
 	    err);
+	err = ibv_query_qp(b, &qa, IBV_QP_STATE, &qq);
+	tap(!err && qa.qp_state == IBV_QPS_ERR,
+	    "UD: ... and moves the QP to Error (%d)", qa.qp_state);
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_RESET;
+	err = ibv_modify_qp(b, &qa, IBV_QP_STATE) ?:
+	      sqe_to_rts(b, 0, sgid, gid);
+	tap(!err, "UD: through RESET back to RTS (%d)", err);
 	memset(buf, 0xa5, 4096);
-	err = ud_recv(b, mr, mr->lkey, 4096, 3) ?:
+	err = err ?: ud_recv(b, mr, mr->lkey, 4096, 3) ?:
 	      sqe_send(a, cq, mr, mr->lkey, 4, ah, b->qp_num) ?:
 	      wc_of(rcq, 3);
-	tap(!err, "UD: ... and the QP goes on: the next datagram is received (%d)",
-	    err);
+	tap(!err, "UD: then the next datagram is received (%d)", err);
 	/* find_gid() took an IPv4 GID. */
 	tap(!err && buf[20] == 0x45 && ip4_csum_ok(buf + 20),
 	    "UD: the IPv4 header in its GRH area has a valid checksum (%02x%02x)",
@@ -2621,7 +2628,7 @@ static void ud_recv_errors(struct ibv_context *ctx, struct ibv_pd *pd,
 	    err);
 	err = ibv_query_qp(b, &qa, IBV_QP_STATE, &qq);
 	tap(!err && qa.qp_state == IBV_QPS_ERR,
-	    "UD: ... and moves the QP to Error (%d)", qa.qp_state);
+	    "UD: ... which moves the QP to Error too (%d)", qa.qp_state);
 	err = ud_recv(b, mr, mr->lkey, 4096, 7) ?: wc_of(rcq, 7);
 	tap(err == IBV_WC_WR_FLUSH_ERR,
 	    "UD: a receive posted then completes flushed (%d)", err);
@@ -2698,8 +2705,9 @@ static void path_mtu_cap(struct ibv_context *ctx, struct ibv_pd *pd,
 	/* Kept and reported, as RoCE NICs do; sroce does not pace. */
 	tap(!err && a.ah_attr.static_rate == IBV_RATE_10_GBPS,
 	    "query_qp reports the AV's static rate (%d)", a.ah_attr.static_rate);
+	/* 67 ms, twice: no retry of the SEND that goes, even emulated. */
 	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 1,
-				  .timeout = 8, .retry_cnt = 1,
+				  .timeout = 14, .retry_cnt = 1,
 				  .rnr_retry = 1, .max_rd_atomic = 1 };
 	err = err ?: ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
 				   IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |

@@ -11,9 +11,7 @@
 # eth0.100 with the SL as its 802.1p priority (the VLAN device's egress
 # map), and comes in through it: perftest with --sl 5 (the priority seen
 # on the wire by tcpdump), and rping (rdma_cm, whose MADs must be answered
-# from the VLAN's GID).  Then sroce2 bound to eth0.100 itself, beside
-# sroce0: each device receives what comes through eth0.100 to its own
-# GIDs.  Then a tunnel: sroce1 on a vxlan device, data
+# from the VLAN's GID).  Then a tunnel: sroce1 on a vxlan device, data
 # checked end to end (tests/user/integrity.c) between its addresses and
 # then between those of a VLAN device over it, no packet in a batch.
 . tests/lib/vm.sh
@@ -85,37 +83,7 @@ addr=$(vip 0)
 rping_srv() { timeout 200 rping -s -a "$addr" -p "$1" -C 20 -S 1024 -V; }
 rping_cli() { timeout 180 rping -c -a "$addr" -p "$1" -C 20 -S 1024 -V; }
 check "rping -V over the VLAN (rdma_cm)" vm_pair 18701 rping_srv rping_cli
-vm_barrier vlan-rping-done
-# A device bound to the VLAN device itself (admin-guide.rst): what comes
-# in through eth0.100 to its GIDs is its own, not sroce0's.  ib_core gives
-# it its default GID, the link-local address of eth0.100, and none for
-# the addresses of the bound netdev when that is a VLAN device
-# (roce_gid_mgmt.c): traffic goes between default GIDs.
-check "rdma link add sroce2 on eth0.100" rdma link add sroce2 type sroce netdev eth0.100
-ll=$(ip -6 -o address show dev eth0.100 scope link | awk '{print $4}')
-ll_gid() {	# the sysfs spelling of the link-local address in $ll
-	python3 -c 'import ipaddress, sys
-b = ipaddress.ip_interface(sys.argv[1]).ip.packed.hex()
-print(":".join(b[i:i + 4] for i in range(0, 32, 4)))' "$ll"
-}
-check "sroce2's GID 0 is eth0.100's link-local address ($ll)" \
-	wait_for 10 grep -qx "$(ll_gid)" "$ib/sroce2/ports/1/gids/0"
-vm_barrier vlan-dev-up
-DEV=sroce2 g=0
-check "data integrity between the devices on eth0.100, all opcodes" \
-	integrity_pair 18705 -n 1
-unset DEV g
-check "their packets came to sroce2, not to sroce0 ($(cat "$ib/sroce2/ports/1/hw_counters/rx_packets"))" \
-	test "$(cat "$ib/sroce2/ports/1/hw_counters/rx_packets")" -gt 0
-# ... while sroce0 keeps what comes through eth0.100 to the VLAN's
-# address GIDs, which are in its table: perftest, and rping, whose MADs
-# reach sroce0's QP1.
-vm_barrier vlan-dev-both
-check "ib_send_bw on sroce0 from the VLAN GID beside sroce2" perf_pair 18706 0 \
-	ib_send_bw -d sroce0 -x "$gv" -s 1024 -n 200 -F
-check "rping -V over the VLAN beside sroce2 (rdma_cm)" vm_pair 18707 rping_srv rping_cli
 vm_barrier vlan-done
-check "rdma link delete sroce2" rdma link delete sroce2
 no_vlan_gid() { ! grep -q ':ffff:0a64:' "$ib"/sroce0/ports/1/gids/* 2> /dev/null; }
 check "the VLAN device goes" ip link del eth0.100
 check "... and its GID with it" wait_for 10 no_vlan_gid
