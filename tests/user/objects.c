@@ -2399,15 +2399,59 @@ static int sqe_send(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr,
 	return post_status(qp, cq, &wr, NULL);
 }
 
-/* Post a receive of @mr's first 4 KiB (GRH room for UD) to @qp. */
-static int sqe_recv(struct ibv_qp *qp, struct ibv_mr *mr, uint64_t wr_id)
+/* Post a receive of @len bytes of @mr at offset 0, with @lkey, to @qp. */
+static int recv_at(struct ibv_qp *qp, struct ibv_mr *mr, uint32_t lkey,
+		   uint32_t len, uint64_t wr_id)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)mr->addr, .length = 4096,
-			       .lkey = mr->lkey };
+	struct ibv_sge sge = { .addr = (uintptr_t)mr->addr, .length = len,
+			       .lkey = lkey };
 	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
 				  .num_sge = 1 }, *bad;
 
 	return ibv_post_recv(qp, &wr, &bad);
+}
+
+/*
+ * What the SQE, UD receive and path MTU tests share: 16 KiB registered
+ * for local write (receives at its start, sqe_send() from its second
+ * page), a send CQ, a receive CQ, and an AH to our own GID.  fix_open()
+ * says whether all of it is there; fix_close() takes down what is.
+ */
+struct fix {
+	uint8_t *buf;
+	struct ibv_mr *mr;
+	struct ibv_cq *cq, *rcq;
+	struct ibv_ah_attr aha;
+	struct ibv_ah *ah;
+};
+
+static int fix_open(struct fix *f, struct ibv_context *ctx,
+		    struct ibv_pd *pd, int sgid, union ibv_gid *gid)
+{
+	f->buf = calloc(1, 16384);
+	f->mr = f->buf ? ibv_reg_mr(pd, f->buf, 16384,
+				    IBV_ACCESS_LOCAL_WRITE) : NULL;
+	f->cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	f->rcq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	f->aha = (struct ibv_ah_attr){ .is_global = 1, .port_num = 1 };
+	f->aha.grh.dgid = *gid;
+	f->aha.grh.sgid_index = sgid;
+	f->aha.grh.hop_limit = 64;
+	f->ah = ibv_create_ah(pd, &f->aha);
+	return f->mr && f->cq && f->rcq && f->ah;
+}
+
+static void fix_close(struct fix *f)
+{
+	if (f->ah)
+		ibv_destroy_ah(f->ah);
+	if (f->cq)
+		ibv_destroy_cq(f->cq);
+	if (f->rcq)
+		ibv_destroy_cq(f->rcq);
+	if (f->mr)
+		ibv_dereg_mr(f->mr);
+	free(f->buf);
 }
 
 /*
@@ -2422,31 +2466,23 @@ static void sq_error(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 		     union ibv_gid *gid)
 {
 	enum ibv_qp_type types[] = { IBV_QPT_UD, IBV_QPT_UC };
-	struct ibv_ah_attr aha = { .is_global = 1, .port_num = 1 };
 	struct ibv_qp_init_attr qq, qi = {
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_cq *cq, *rcq;
+	struct fix f = { 0 };
+	int ready = fix_open(&f, ctx, pd, sgid, gid);
+	struct ibv_cq *cq = f.cq, *rcq = f.rcq;
+	struct ibv_mr *mr = f.mr;
+	struct ibv_ah *ah = f.ah;
 	struct ibv_qp_attr qa;
 	struct ibv_qp *a, *b;
-	struct ibv_ah *ah;
-	struct ibv_mr *mr;
 	unsigned int i;
 	const char *t;
-	void *buf;
 	int err;
 
-	buf = calloc(1, 8192);
-	mr = buf ? ibv_reg_mr(pd, buf, 8192, IBV_ACCESS_LOCAL_WRITE) : NULL;
-	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	rcq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	aha.grh.dgid = *gid;
-	aha.grh.sgid_index = sgid;
-	aha.grh.hop_limit = 64;
-	ah = ibv_create_ah(pd, &aha);
-	tap(mr && cq && rcq && ah, "SQE: MR, CQs and AH");
-	if (!mr || !cq || !rcq || !ah)
+	tap(ready, "SQE: MR, CQs and AH");
+	if (!ready)
 		goto out;
 	qi.send_cq = cq;
 	qi.recv_cq = rcq;
@@ -2471,7 +2507,7 @@ static void sq_error(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 		err = sqe_send(a, cq, mr, mr->lkey, 2, ah, b->qp_num);
 		tap(err == IBV_WC_WR_FLUSH_ERR,
 		    "%s: a send posted in SQE completes flushed (%d)", t, err);
-		err = sqe_recv(a, mr, 3) ?:
+		err = recv_at(a, mr, mr->lkey, 4096, 3) ?:
 		      sqe_send(b, cq, mr, mr->lkey, 4, ah, a->qp_num) ?:
 		      wc_of(rcq, 3);
 		tap(!err, "%s: the RQ in SQE still receives (%d)", t, err);
@@ -2480,15 +2516,15 @@ static void sq_error(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 		qa.cur_qp_state = IBV_QPS_SQE;
 		err = ibv_modify_qp(a, &qa, IBV_QP_STATE | IBV_QP_CUR_STATE);
 		tap(!err, "%s: SQE -> RTS (%d)", t, err);
-		err = sqe_recv(b, mr, 5) ?:
+		err = recv_at(b, mr, mr->lkey, 4096, 5) ?:
 		      sqe_send(a, cq, mr, mr->lkey, 6, ah, b->qp_num) ?:
 		      wc_of(rcq, 5);
 		tap(!err, "%s: back in RTS the QP sends again (%d)", t, err);
 		if (qi.qp_type == IBV_QPT_UD) {
 			/* An AH serves the QPs of its own PD only (as rxe). */
 			struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
-			struct ibv_ah *ah2 = pd2 ? ibv_create_ah(pd2, &aha) : NULL;
-			struct ibv_sge sge = { (uintptr_t)buf, 8, mr->lkey };
+			struct ibv_ah *ah2 = pd2 ? ibv_create_ah(pd2, &f.aha) : NULL;
+			struct ibv_sge sge = { (uintptr_t)f.buf, 8, mr->lkey };
 			struct ibv_send_wr wr = {
 				.wr_id = 7, .sg_list = &sge, .num_sge = 1,
 				.opcode = IBV_WR_SEND,
@@ -2514,27 +2550,7 @@ next:
 			ibv_destroy_qp(b);
 	}
 out:
-	if (ah)
-		ibv_destroy_ah(ah);
-	if (cq)
-		ibv_destroy_cq(cq);
-	if (rcq)
-		ibv_destroy_cq(rcq);
-	if (mr)
-		ibv_dereg_mr(mr);
-	free(buf);
-}
-
-/* Post a receive of @len bytes of @mr at offset 0, with @lkey, to @qp. */
-static int ud_recv(struct ibv_qp *qp, struct ibv_mr *mr, uint32_t lkey,
-		   uint32_t len, uint64_t wr_id)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)mr->addr, .length = len,
-			       .lkey = lkey };
-	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
-				  .num_sge = 1 }, *bad;
-
-	return ibv_post_recv(qp, &wr, &bad);
+	fix_close(&f);
 }
 
 /* The IPv4 header at @h (20 bytes) sums to 0xffff: its checksum holds. */
@@ -2564,31 +2580,24 @@ static int ip4_csum_ok(const uint8_t *h)
 static void ud_recv_errors(struct ibv_context *ctx, struct ibv_pd *pd,
 			   int sgid, union ibv_gid *gid)
 {
-	struct ibv_ah_attr aha = { .is_global = 1, .port_num = 1 };
 	struct ibv_qp_init_attr qq, qi = {
 		.qp_type = IBV_QPT_UD,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
+	struct fix f = { 0 };
+	int ready = fix_open(&f, ctx, pd, sgid, gid);
+	struct ibv_cq *cq = f.cq, *rcq = f.rcq;
 	struct ibv_qp *a = NULL, *b = NULL;
-	struct ibv_cq *cq, *rcq;
+	struct ibv_mr *mr = f.mr;
+	struct ibv_ah *ah = f.ah;
+	uint8_t *buf = f.buf;
 	struct ibv_qp_attr qa;
-	struct ibv_ah *ah;
-	struct ibv_mr *mr;
-	uint8_t *buf;
 	int err;
 
-	buf = calloc(1, 8192);
-	mr = buf ? ibv_reg_mr(pd, buf, 8192, IBV_ACCESS_LOCAL_WRITE) : NULL;
-	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	rcq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	aha.grh.dgid = *gid;
-	aha.grh.sgid_index = sgid;
-	aha.grh.hop_limit = 64;
-	ah = pd ? ibv_create_ah(pd, &aha) : NULL;
 	qi.send_cq = cq;
 	qi.recv_cq = rcq;
-	a = mr && cq && rcq && ah ? ibv_create_qp(pd, &qi) : NULL;
+	a = ready ? ibv_create_qp(pd, &qi) : NULL;
 	b = a ? ibv_create_qp(pd, &qi) : NULL;
 	err = a && b ? sqe_to_rts(a, 0, sgid, gid) ?:
 		       sqe_to_rts(b, 0, sgid, gid) : -1;
@@ -2596,7 +2605,7 @@ static void ud_recv_errors(struct ibv_context *ctx, struct ibv_pd *pd,
 	if (err)
 		goto out;
 
-	err = ud_recv(b, mr, mr->lkey, 48, 1) ?:
+	err = recv_at(b, mr, mr->lkey, 48, 1) ?:
 	      sqe_send(a, cq, mr, mr->lkey, 2, ah, b->qp_num) ?:
 	      wc_of(rcq, 1);
 	tap(err == IBV_WC_LOC_LEN_ERR,
@@ -2611,7 +2620,7 @@ static void ud_recv_errors(struct ibv_context *ctx, struct ibv_pd *pd,
 	      sqe_to_rts(b, 0, sgid, gid);
 	tap(!err, "UD: through RESET back to RTS (%d)", err);
 	memset(buf, 0xa5, 4096);
-	err = err ?: ud_recv(b, mr, mr->lkey, 4096, 3) ?:
+	err = err ?: recv_at(b, mr, mr->lkey, 4096, 3) ?:
 	      sqe_send(a, cq, mr, mr->lkey, 4, ah, b->qp_num) ?:
 	      wc_of(rcq, 3);
 	tap(!err, "UD: then the next datagram is received (%d)", err);
@@ -2620,7 +2629,7 @@ static void ud_recv_errors(struct ibv_context *ctx, struct ibv_pd *pd,
 	    "UD: the IPv4 header in its GRH area has a valid checksum (%02x%02x)",
 	    buf[30], buf[31]);
 
-	err = ud_recv(b, mr, mr->lkey ^ 0x5a5a00, 4096, 5) ?:
+	err = recv_at(b, mr, mr->lkey ^ 0x5a5a00, 4096, 5) ?:
 	      sqe_send(a, cq, mr, mr->lkey, 6, ah, b->qp_num) ?:
 	      wc_of(rcq, 5);
 	tap(err == IBV_WC_LOC_PROT_ERR,
@@ -2629,7 +2638,7 @@ static void ud_recv_errors(struct ibv_context *ctx, struct ibv_pd *pd,
 	err = ibv_query_qp(b, &qa, IBV_QP_STATE, &qq);
 	tap(!err && qa.qp_state == IBV_QPS_ERR,
 	    "UD: ... which moves the QP to Error too (%d)", qa.qp_state);
-	err = ud_recv(b, mr, mr->lkey, 4096, 7) ?: wc_of(rcq, 7);
+	err = recv_at(b, mr, mr->lkey, 4096, 7) ?: wc_of(rcq, 7);
 	tap(err == IBV_WC_WR_FLUSH_ERR,
 	    "UD: a receive posted then completes flushed (%d)", err);
 out:
@@ -2637,15 +2646,7 @@ out:
 		ibv_destroy_qp(b);
 	if (a)
 		ibv_destroy_qp(a);
-	if (ah)
-		ibv_destroy_ah(ah);
-	if (cq)
-		ibv_destroy_cq(cq);
-	if (rcq)
-		ibv_destroy_cq(rcq);
-	if (mr)
-		ibv_dereg_mr(mr);
-	free(buf);
+	fix_close(&f);
 }
 
 /*
@@ -2667,21 +2668,18 @@ static void path_mtu_cap(struct ibv_context *ctx, struct ibv_pd *pd,
 	struct ibv_sge sge = { .length = 64 };
 	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND };
-	struct ibv_port_attr pa;
-	struct ibv_cq *scq, *rcq;
+	struct fix f = { 0 };
+	int ready = fix_open(&f, ctx, pd, sgid, gid);
+	struct ibv_cq *scq = f.cq, *rcq = f.rcq;
 	struct ibv_qp *qp = NULL;
+	struct ibv_mr *mr = f.mr;
+	struct ibv_port_attr pa;
 	struct ibv_qp_attr a;
-	struct ibv_mr *mr;
-	void *buf;
 	int err;
 
-	buf = calloc(1, 16384);
-	mr = buf ? ibv_reg_mr(pd, buf, 16384, IBV_ACCESS_LOCAL_WRITE) : NULL;
-	scq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
-	rcq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
 	qi.send_cq = scq;
 	qi.recv_cq = rcq;
-	qp = mr && scq && rcq ? ibv_create_qp(pd, &qi) : NULL;
+	qp = ready ? ibv_create_qp(pd, &qi) : NULL;
 	err = !qp || ibv_query_port(ctx, 1, &pa);
 	tap(!err, "path MTU cap: an RC QP, and the port's active MTU (%d)",
 	    err ? -1 : (int)pa.active_mtu);
@@ -2717,15 +2715,15 @@ static void path_mtu_cap(struct ibv_context *ctx, struct ibv_pd *pd,
 		    err ? "" : " # SKIP the netdev takes 4096-byte packets");
 		goto out;
 	}
-	sge.addr = (uintptr_t)buf + 8192;
+	sge.addr = (uintptr_t)f.buf + 8192;
 	sge.lkey = mr->lkey;
-	err = ud_recv(qp, mr, mr->lkey, 8192, 2) ?:
+	err = recv_at(qp, mr, mr->lkey, 8192, 2) ?:
 	      post_status(qp, scq, &wr, NULL) ?: wc_of(rcq, 2);
 	tap(!err, "path MTU cap: a SEND of 64 bytes (one packet) goes (%d)",
 	    err);
 	sge.length = 4096;
 	wr.wr_id = 3;
-	err = ud_recv(qp, mr, mr->lkey, 8192, 4) ?:
+	err = recv_at(qp, mr, mr->lkey, 8192, 4) ?:
 	      post_status(qp, scq, &wr, NULL);
 	tap(err == IBV_WC_RETRY_EXC_ERR,
 	    "path MTU cap: a SEND of one 4096-byte packet, which the netdev cannot carry, fails with retry exceeded (%d)",
@@ -2733,13 +2731,7 @@ static void path_mtu_cap(struct ibv_context *ctx, struct ibv_pd *pd,
 out:
 	if (qp)
 		ibv_destroy_qp(qp);
-	if (scq)
-		ibv_destroy_cq(scq);
-	if (rcq)
-		ibv_destroy_cq(rcq);
-	if (mr)
-		ibv_dereg_mr(mr);
-	free(buf);
+	fix_close(&f);
 }
 
 /*
