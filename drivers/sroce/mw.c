@@ -26,6 +26,12 @@
  * remote rights, and rdma-core's own tests bind so.
  */
 #define SROCE_MW_IGNORED IB_ACCESS_LOCAL_WRITE
+/*
+ * Type 2B windows are marked in the MRs' index, so that a QP's destroy
+ * (sroce_mw_qp_gone()) walks only them, not every MR of the device.
+ * XA_MARK_0 is the allocating xarray's own.
+ */
+#define SROCE_MW2_MARK XA_MARK_1
 
 /**
  * sroce_alloc_mw - allocate a memory window (IBA 11.2.10.9)
@@ -53,6 +59,8 @@ int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	ibmw->rkey = win->ibmr.rkey;
 	to_smw(ibmw)->win = win;
 	sroce_mr_publish(sdev, win);
+	if (win->mw_type == IB_MW_TYPE_2)
+		xa_set_mark(&sdev->mr_pool.xa, win->elem.id, SROCE_MW2_MARK);
 	return 0;
 }
 
@@ -224,7 +232,10 @@ err:
  *
  * Type 1 windows are not invalidated by a WR (o10-37.2.26): they are
  * unbound by a bind of length 0.  Once this returns no access goes
- * through the window.
+ * through the window.  A window that is already free (a SEND_WITH_INV or
+ * its QP's destroy came first) is invalidated again without error, as a
+ * fast-register MR is (sroce_invalidate()): ULPs post a LOCAL_INV when
+ * unsure whether the peer invalidated, and siw does the same for an STag.
  *
  * Return: IB_WC_SUCCESS or IB_WC_MW_BIND_ERR.
  */
@@ -234,18 +245,17 @@ enum ib_wc_status sroce_mw_invalidate(struct sroce_qp *qp,
 {
 	struct sroce_mr *mr = NULL;
 	unsigned long flags;
+	bool ok;
 
 	if (win->mw_type != IB_MW_TYPE_2 || win->ibmr.pd != qp->ibqp.pd)
 		return IB_WC_MW_BIND_ERR;
 	spin_lock_irqsave(&win->lock, flags);
-	if (win->valid && win->key == key &&
-	    (!remote || win->mw_qpn == qp->ibqp.qp_num))
+	ok = win->key == key && (!remote || win->mw_qpn == qp->ibqp.qp_num);
+	if (ok)
 		mr = sroce_mw_unbind_locked(win);
 	spin_unlock_irqrestore(&win->lock, flags);
-	if (!mr)
-		return IB_WC_MW_BIND_ERR;
 	sroce_mw_release_mr(mr);
-	return IB_WC_SUCCESS;
+	return ok ? IB_WC_SUCCESS : IB_WC_MW_BIND_ERR;
 }
 
 /**
@@ -256,9 +266,10 @@ enum ib_wc_status sroce_mw_invalidate(struct sroce_qp *qp,
  * which it knows by number.  A later QP gets that number again and must
  * not inherit the window: it goes with its QP, as by a LOCAL_INV (the
  * rkey is dead, the MR is let go, the window may be bound again).  Only
- * a QP that ever bound one walks the index.  QP numbers are handed out
- * cyclically (sroce_pool_add()), so the number is not given again while
- * the walk runs.
+ * a QP that ever bound one walks the index, and only its type 2B
+ * windows (SROCE_MW2_MARK).  QP numbers are handed out cyclically
+ * (sroce_pool_add()), so the number is not given again while the walk
+ * runs.  Called where destroy may sleep.
  */
 void sroce_mw_qp_gone(struct sroce_qp *qp)
 {
@@ -268,7 +279,7 @@ void sroce_mw_qp_gone(struct sroce_qp *qp)
 
 	if (!READ_ONCE(qp->bound_mw2))
 		return;
-	xa_for_each(&pool->xa, id, entry) {
+	xa_for_each_marked(&pool->xa, id, entry, SROCE_MW2_MARK) {
 		struct sroce_pool_elem *elem = sroce_pool_get(pool, id);
 		struct sroce_mr *win, *mr = NULL;
 		unsigned long flags;
@@ -284,5 +295,6 @@ void sroce_mw_qp_gone(struct sroce_qp *qp)
 			sroce_mw_release_mr(mr);
 		}
 		sroce_mr_put(win);
+		cond_resched();
 	}
 }

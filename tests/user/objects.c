@@ -1919,6 +1919,8 @@ static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 	struct ibv_recv_wr rwr = { .wr_id = 30, .sg_list = &sge,
 				   .num_sge = 1 }, *rbad;
 	struct ibv_wc wc, wc2;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qia;
 	enum ibv_wc_opcode op = 0;
 	uint32_t old, rkey2, rkey3;
 	int rc, st;
@@ -2142,11 +2144,30 @@ static void windows(struct ibv_context *ctx, struct ibv_pd *pd, int sgid,
 	st = post_status(a, cq, &wr, NULL);
 	tap(st == IBV_WC_REM_ACCESS_ERR,
 	   "type 2: a WRITE after the remote invalidation fails (%d)", st);
-
-	/* Type 1 windows are not invalidated by a WR (o10-37.2.26). */
+	/*
+	 * A ULP unsure whether its peer invalidated posts a LOCAL_INV
+	 * anyway: a free window, like a free MR, takes it without error.
+	 * On a fresh QP: the access error above stopped both.
+	 */
 	ibv_destroy_qp(a);
 	a = ibv_create_qp_ex(ctx, &xa);
+	st = -1;
 	if (a && !to_rts(a, sgid, gid)) {
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = 35;
+		wr.opcode = IBV_WR_LOCAL_INV;
+		wr.invalidate_rkey = rkey3;
+		st = post_status(a, cq, &wr, &op);
+	}
+	memset(&qa, 0, sizeof(qa));
+	rc = a ? ibv_query_qp(a, &qa, IBV_QP_STATE, &qia) : -1;
+	tap(st == IBV_WC_SUCCESS && op == IBV_WC_LOCAL_INV && !rc &&
+	   qa.qp_state == IBV_QPS_RTS,
+	   "type 2: LOCAL_INV of the window already invalidated succeeds, the QP stays in RTS (%d, %d)",
+	   st, rc);
+
+	/* Type 1 windows are not invalidated by a WR (o10-37.2.26). */
+	if (a && qa.qp_state == IBV_QPS_RTS) {
 		memset(&wr, 0, sizeof(wr));
 		wr.wr_id = 33;
 		wr.opcode = IBV_WR_LOCAL_INV;
