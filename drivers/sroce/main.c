@@ -35,13 +35,20 @@ const char *const sroce_obj_name[SROCE_OBJ_MAX] = {
 	[SROCE_OBJ_MCG] = "mcast_group", [SROCE_OBJ_MCA] = "mcast_attach",
 };
 
-/* Caller holds sroce_dev_lock. */
+/*
+ * The device that serves @ndev; caller holds sroce_dev_lock.  A device
+ * whose netdev already left (NETDEV_UNREGISTER, also when the netdev
+ * moved to another namespace) serves it no more: its unregistration is
+ * queued, and may wait for a ULP to let go of it for a long time.  The
+ * netdev may be given a new device meanwhile, as rdma_rxe allows, and
+ * its events are that device's.
+ */
 static struct sroce_dev *sroce_find_locked(const struct net_device *ndev)
 {
 	struct sroce_dev *sdev;
 
 	list_for_each_entry(sdev, &sroce_dev_list, list)
-		if (sdev->ndev == ndev)
+		if (sdev->ndev == ndev && !sdev->ndev_gone)
 			return sdev;
 	return NULL;
 }

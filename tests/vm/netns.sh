@@ -223,6 +223,36 @@ check "rdma link add sm on vm1, now in nsm" \
 check "ip netns del nsm" ip netns del nsm
 check "sm goes with the namespace" wait_for 60 not rdma dev show sm
 
+# A netdev whose device is still being torn down gets a device in its new
+# namespace at once.  A kernel ULP holds the teardown open: the in-kernel
+# rdma_cm server (tests/kernel/sroce_cm_test.c) keeps its listener through
+# DEVICE_REMOVAL, and rdma_cm waits for it until "stop".
+devices() { sed -n 's/^device //p' /sys/kernel/debug/sroce/objects; }
+cmt_ctl=/sys/kernel/debug/sroce_cm_test/ctl
+held_add() {	# the old device still counted, a new one on its netdev
+	[ "$(devices)" = "$1" ] && in_ns nsh rdma link add sh2 type sroce netdev vh1
+}
+check "a namespace nsh, veth vh0 (nsh) - vh1 (initial), sh on vh1" eval \
+	"ip netns add nsh && veth_pair vh0 vh1 nsh - 84 && rdma link add sh type sroce netdev vh1"
+check "sh has vh1's GID" wait_for 10 ns_gid "$(gid4_tail 10.84.0.2)" sh
+check "an in-kernel rdma_cm listener on 10.84.0.2, through sh" \
+	bash -c "modprobe sroce_cm_test && echo 'listen 10.84.0.2 18790' > $cmt_ctl"
+ndevs=$(devices)
+check "ip link set vh1 netns nsh" ip link set vh1 netns nsh
+check "sh unregisters, and waits for the listener" \
+	wait_for 30 not rdma dev show sh
+check "rdma link add sh2 on vh1, now in nsh, while sh is still there" \
+	held_add "$ndevs"
+check "vh1's address again, in nsh (a move drops them)" \
+	addr_up nsh vh1 84 2
+check "sh2 has its GID" wait_for 10 ns_gid "$(gid4_tail 10.84.0.2)" sh2
+check "the listener stops, and sh goes" bash -c "echo stop > $cmt_ctl"
+check "... sh is gone" wait_for 30 output_is "$ndevs" devices
+check "rmmod sroce_cm_test" rmmod sroce_cm_test
+check "sh2 stays" rdma dev show sh2
+check "ip netns del nsh" ip netns del nsh
+check "sh2 goes with the namespace" wait_for 60 not rdma dev show sh2
+
 # eth0 has no rtnl_link_ops: a dying namespace gives it back to the
 # initial one, and the namespace's exit waits for its device.
 check "a namespace nsp, eth0 moved there" bash -c \
