@@ -71,22 +71,30 @@ TRACE_EVENT(sroce_window,
 		      __entry->busy ? "busy" : "idle", __entry->nr_busy)
 );
 
+/*
+ * A kernel ULP's wr_id is its struct ib_cqe pointer: recorded as a
+ * pointer, which the trace output hashes (%p), not as a number.
+ */
 TRACE_EVENT(sroce_complete,
 	    TP_PROTO(struct sroce_qp *qp, struct ib_wc *wc),
 	    TP_ARGS(qp, wc),
 	    TP_STRUCT__entry(__field(u32, qpn)
 			     __field(u64, wr_id)
+			     __field(const void *, cqe)
 			     __field(int, status)
 			     __field(int, opcode)
 			     __field(u32, byte_len)),
-	    TP_fast_assign(__entry->qpn = qp->ibqp.qp_num;
-			   __entry->wr_id = wc->wr_id;
+	    TP_fast_assign(bool kern = !qp->ibqp.uobject;
+
+			   __entry->qpn = qp->ibqp.qp_num;
+			   __entry->wr_id = kern ? 0 : wc->wr_id;
+			   __entry->cqe = kern ? wc->wr_cqe : NULL;
 			   __entry->status = wc->status;
 			   __entry->opcode = wc->opcode;
 			   __entry->byte_len = wc->byte_len;),
-	    TP_printk("qpn=%u wr_id=%#llx status=%d opcode=%d len=%u",
-		      __entry->qpn, __entry->wr_id, __entry->status,
-		      __entry->opcode, __entry->byte_len)
+	    TP_printk("qpn=%u wr_id=%#llx cqe=%p status=%d opcode=%d len=%u",
+		      __entry->qpn, __entry->wr_id, __entry->cqe,
+		      __entry->status, __entry->opcode, __entry->byte_len)
 );
 
 #endif /* SROCE_TRACE_H */

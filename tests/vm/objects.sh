@@ -21,7 +21,16 @@ if [ -e /sys/kernel/debug/kmemleak ]; then
 	fill=0
 	diag "debug kernel: the fills to the device limits are left to the stock kernel"
 fi
+# Its completions traced: a kernel QP's wr_id is a kernel address (its
+# struct ib_cqe), which the trace must not print as a number.
+tr=/sys/kernel/debug/tracing
+: > $tr/trace
+echo 1 > $tr/events/sroce/sroce_complete/enable
 check "load the in-kernel test client" modprobe sroce_test fill=$fill
+echo 0 > $tr/events/sroce/sroce_complete/enable
+check "its completions are traced with wr_id 0 and the cqe hashed" bash -c \
+	"grep -q 'sroce_complete: qpn=[0-9]* wr_id=0x0 cqe=0000' $tr/trace &&
+	 ! grep -q 'cqe=ffff' $tr/trace"
 results=/sys/kernel/debug/sroce_test/sroce0
 check "the client ran on sroce0" grep -q "^KTAP" $results
 # Re-emit the client's KTAP lines as ours.
