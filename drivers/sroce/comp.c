@@ -464,6 +464,7 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	bool rnr = (syndrome & SROCE_AETH_TYPE_MASK) == SROCE_AETH_RNR_NAK;
 	struct sroce_send_wqe *wqe;
+	bool late;
 
 	if (rnr)
 		sroce_count(sdev, SROCE_CNT_RNR_NAK_RCVD);
@@ -472,17 +473,20 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	/* A NAK acknowledges everything before its PSN. */
 	sroce_comp_ack(qp, sroce_psn_add(pkt->psn, SROCE_PSN_MASK));
 	/*
-	 * An RNR or sequence NAK for a PSN acknowledged since is a late
-	 * copy (the answer to a packet we sent again has gone past it):
-	 * acting on it would go back, or wait an RNR time.  An error NAK
-	 * may name a READ some of whose answers came (rdma_rxe NAKs with
-	 * the request's PSN when its MR check fails mid-answer): it counts
-	 * while its WQE is pending.
+	 * A NAK for a PSN acknowledged since is a late copy (the answer to
+	 * a packet we sent again has gone past it): acting on it would go
+	 * back, wait an RNR time, or fail a message the responder took, and
+	 * rdma_rxe ignores it.  But an error NAK may name a READ some of
+	 * whose answers came (rdma_rxe NAKs with the request's PSN when its
+	 * MR check fails mid-answer): it counts while that READ is pending.
 	 */
-	if ((rnr || (syndrome & SROCE_AETH_VALUE_MASK) == SROCE_NAK_PSN_SEQ) &&
-	    sroce_psn_diff(pkt->psn, qp->comp.psn) < 0)
+	late = sroce_psn_diff(pkt->psn, qp->comp.psn) < 0;
+	if (late &&
+	    (rnr || (syndrome & SROCE_AETH_VALUE_MASK) == SROCE_NAK_PSN_SEQ))
 		return;
 	wqe = sroce_comp_wqe(qp, pkt->psn);
+	if (late && wqe && wqe->opcode != IB_WR_RDMA_READ)
+		return;
 
 	if (rnr) {
 		if (!wqe)
