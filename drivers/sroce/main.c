@@ -26,6 +26,8 @@ static LIST_HEAD(sroce_dev_list);
 static DEFINE_SPINLOCK(sroce_dev_lock);	/* leaf lock, protects the list */
 
 atomic_t sroce_live[SROCE_OBJ_MAX];
+/* Take packets that came in on lo (rcv.c): for the wire tests only. */
+bool sroce_rx_lo;
 const char *const sroce_obj_name[SROCE_OBJ_MAX] = {
 	[SROCE_OBJ_DEV] = "device",	[SROCE_OBJ_UCTX] = "ucontext",
 	[SROCE_OBJ_PD] = "pd",		[SROCE_OBJ_CQ] = "cq",
@@ -349,6 +351,7 @@ static int __init sroce_init(void)
 	sroce_debugfs = debugfs_create_dir(SROCE_DRV_NAME, NULL);
 	debugfs_create_file("objects", 0444, sroce_debugfs, NULL,
 			    &sroce_objects_fops);
+	debugfs_create_bool("rx_lo", 0600, sroce_debugfs, &sroce_rx_lo);
 	sroce_fault_init(sroce_debugfs);
 	pr_info("sroce: loaded (uABI %d, driver id %#x)\n", SROCE_ABI_VERSION,
 		SROCE_DRIVER_ID);

@@ -52,9 +52,11 @@ static struct work_struct sroce_loop_work;
  * @vlan_id, the VLAN of that netdev (VLAN_N_VID: none): ib_core answers a
  * MAD from the GID of that VLAN (ib_init_ah_attr_from_wc()), as for a
  * RoCE NIC's CQE, also on one host (rdma_rxe takes the GID's netdev).
+ * In @ifindex, that netdev's index: the packet is for the GIDs of that
+ * netdev only (sroce_pkt.ifindex).
  */
 static struct sroce_dev *sroce_rcv_dev(struct sk_buff *skb, bool ipv4,
-				       u16 *vlan_id)
+				       u16 *vlan_id, int *ifindex)
 {
 	struct net_device *ndev = skb->dev;
 	struct ib_device *ibdev;
@@ -73,6 +75,7 @@ static struct sroce_dev *sroce_rcv_dev(struct sk_buff *skb, bool ipv4,
 			return NULL;
 	}
 	*vlan_id = is_vlan_dev(ndev) ? vlan_dev_vlan_id(ndev) : VLAN_N_VID;
+	*ifindex = ndev->ifindex;
 	/*
 	 * A VLAN device over the bound netdev: its GIDs are the device's
 	 * (ib_core's roce_gid_mgmt.c), and no device is bound to a VLAN
@@ -376,9 +379,10 @@ static bool sroce_pkt_to_group(struct sk_buff *skb, bool ipv4)
 }
 
 static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4,
-		      u16 vlan_id)
+		      u16 vlan_id, int ifindex)
 {
-	struct sroce_pkt pkt = { .sdev = sdev, .skb = skb, .vlan_id = vlan_id };
+	struct sroce_pkt pkt = { .sdev = sdev, .skb = skb, .vlan_id = vlan_id,
+				 .ifindex = ifindex };
 	enum ib_qp_state state;
 	u32 len;
 
@@ -456,21 +460,35 @@ int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	bool ipv4 = ip_hdr(skb)->version == 4;
 	struct sroce_dev *sdev;
 	u16 vlan_id;
+	int ifindex;
 
-	sdev = sroce_rcv_dev(skb, ipv4, &vlan_id);
+	sdev = sroce_rcv_dev(skb, ipv4, &vlan_id, &ifindex);
 	if (!sdev) {
 		kfree_skb(skb);
 		return 0;
 	}
 	/*
-	 * A device receives in its own namespace only; another one's socket
-	 * sees it when its netdev just moved there (the device is being
-	 * unregistered) or through a VLAN device moved there.
+	 * sroce sends to a local address through its loopback queue, never
+	 * through lo: a packet that came in on lo is another local program's.
+	 * Any user's program can send UDP from the host's own addresses,
+	 * which are the peer addresses of every connection between two QPs of
+	 * this host; it is not a peer.  Dropped and counted, as rdma_rxe
+	 * drops it.  The wire tests inject through lo from a raw socket and
+	 * let such packets in (debugfs rx_lo, root only).
 	 */
-	if (net_eq(sock_net(sk), sdev->sn->net))
-		sroce_rcv(sdev, skb, ipv4, vlan_id);
-	else
+	if ((skb->dev->flags & IFF_LOOPBACK) && !READ_ONCE(sroce_rx_lo)) {
+		sroce_count(sdev, SROCE_CNT_RX_BAD_SRC);
 		kfree_skb(skb);
+	} else if (net_eq(sock_net(sk), sdev->sn->net)) {
+		/*
+		 * A device receives in its own namespace only; another one's
+		 * socket sees it when its netdev just moved there (the device
+		 * is being unregistered) or through a VLAN device moved there.
+		 */
+		sroce_rcv(sdev, skb, ipv4, vlan_id, ifindex);
+	} else {
+		kfree_skb(skb);
+	}
 	ib_device_put(&sdev->ibdev);
 	return 0;
 }
@@ -489,13 +507,19 @@ static bool sroce_loop_drain(int budget)
 		struct net_device *lo = skb->dev;
 		struct sroce_dev *sdev;
 		u16 vlan_id;
+		int ifindex;
 
 		local_bh_disable();
 		rcu_read_lock();
-		sdev = sroce_rcv_dev(skb, ipv4, &vlan_id);
-		/* Its own namespace only, as sroce_encap_rcv(). */
+		sdev = sroce_rcv_dev(skb, ipv4, &vlan_id, &ifindex);
+		/*
+		 * Its own namespace only, as sroce_encap_rcv().  Sent by a QP
+		 * of this host: to any of the device's GIDs (ifindex 0), as
+		 * the one netdev that owns an address shared by a VLAN device
+		 * and the netdev below it is not known.
+		 */
 		if (sdev && net_eq(dev_net(lo), sdev->sn->net))
-			sroce_rcv(sdev, skb, ipv4, vlan_id);
+			sroce_rcv(sdev, skb, ipv4, vlan_id, 0);
 		else
 			kfree_skb(skb);
 		if (sdev)

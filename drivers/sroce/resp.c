@@ -1296,19 +1296,27 @@ static void sroce_resp_connected(struct sroce_qp *qp, struct sroce_pkt *pkt)
 }
 
 /*
- * Is @pkt's destination one of the device's GIDs?  The IP stack takes a
- * datagram to any of the host's addresses on any of its netdevs; the
- * port takes one to its own GIDs only (the packet checks of IBA 9.6.1 on
- * the GRH's DGID; rdma_rxe's rxe_chk_dgid() too).  A connected QP compares with its own GID instead
- * (sroce_pkt_from_peer()).
+ * Is @pkt's destination one of the device's GIDs, of the netdev it came
+ * in on?  The IP stack takes a datagram to any of the host's addresses
+ * on any of its netdevs; the port takes one to its own GIDs only (the
+ * packet checks of IBA 9.6.1 on the GRH's DGID), and one for a VLAN's
+ * GID only through that VLAN (rdma_rxe's rxe_chk_dgid() too).  A
+ * connected QP compares with its own GID instead (sroce_pkt_from_peer()).
  */
 static bool sroce_dgid_ours(struct sroce_dev *sdev,
 			    const struct sroce_pkt *pkt)
 {
-	const struct ib_gid_attr *attr;
+	const struct ib_gid_attr *attr = ERR_PTR(-ENODEV);
+	struct net_device *ndev = NULL;
 
-	attr = rdma_find_gid_by_port(&sdev->ibdev, &pkt->dgid,
-				     IB_GID_TYPE_ROCE_UDP_ENCAP, 1, NULL);
+	rcu_read_lock();
+	if (pkt->ifindex)
+		ndev = dev_get_by_index_rcu(sdev->sn->net, pkt->ifindex);
+	if (ndev || !pkt->ifindex)
+		attr = rdma_find_gid_by_port(&sdev->ibdev, &pkt->dgid,
+					     IB_GID_TYPE_ROCE_UDP_ENCAP, 1,
+					     ndev);
+	rcu_read_unlock();
 	if (IS_ERR(attr))
 		return false;
 	rdma_put_gid_attr(attr);

@@ -140,6 +140,7 @@ enum sroce_obj_type {
 };
 
 extern atomic_t sroce_live[SROCE_OBJ_MAX];
+extern bool sroce_rx_lo;
 extern const char *const sroce_obj_name[SROCE_OBJ_MAX];
 
 /*
@@ -962,6 +963,8 @@ static inline struct sroce_mw *to_smw(struct ib_mw *ibmw)
  * @sport: received packets: the UDP source port
  * @vlan_id: received packets: the VLAN device's id they came through, or
  *	VLAN_N_VID (their netdev may be gone when a backlog handles them)
+ * @ifindex: received packets: the index of the netdev they came in on (a
+ *	VLAN device's for a tagged one), or 0 from the loopback queue
  * @sgid: received packets: the source IP address, as a GID (IPv4-mapped
  *	over IPv4)
  * @dgid: received packets: the destination IP address, as a GID
@@ -989,6 +992,7 @@ struct sroce_pkt {
 	bool failed;
 	u16 sport;
 	u16 vlan_id;
+	int ifindex;
 	union ib_gid sgid;
 	union ib_gid dgid;
 };
@@ -1001,13 +1005,16 @@ struct sroce_pkt {
  * A connected QP talks to one address (IBA 9.6.1.5 checks the source of
  * a reliable connection; RoCEv2 names it by IP address): a packet from
  * any other, or to another of our addresses, is not for this QP, however
- * well it guessed the QPN and PSN.
+ * well it guessed the QPN and PSN.  And through its source GID's netdev:
+ * a packet for a VLAN's address that came in untagged (or on another
+ * VLAN) crossed no router into that VLAN (rdma_rxe's rxe_chk_dgid()).
  */
 static inline bool sroce_pkt_from_peer(const struct sroce_qp *qp,
 				       const struct sroce_pkt *pkt)
 {
 	return !memcmp(&pkt->sgid, &qp->av.dgid, sizeof(pkt->sgid)) &&
-	       !memcmp(&pkt->dgid, &qp->av.sgid, sizeof(pkt->dgid));
+	       !memcmp(&pkt->dgid, &qp->av.sgid, sizeof(pkt->dgid)) &&
+	       (!pkt->ifindex || pkt->ifindex == qp->av.ifindex);
 }
 
 /*

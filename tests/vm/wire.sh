@@ -7,8 +7,9 @@
 # fake remote peer, 10.77.0.99 (a static neighbour on eth0, no host behind
 # it).  build/tests/sroce_wire_target is the victim (RC, UC and UD QPs, an
 # MR); tools/fuzz/wire-regress crafts the packets (tools/fuzz/roce_packet.py)
-# and sends them through lo, reading sroce's answers on eth0.  Each scenario
-# runs its own target (gsi, which talks to QP1 only, none):
+# and sends them through lo (let in by debugfs rx_lo), reading sroce's
+# answers on eth0.  Each scenario runs its own target (gsi, which talks to
+# QP1 only, none):
 #   icrc        roce_packet's ICRC is the kernel's (IPv4, IPv6); a wrong
 #               one is dropped and counted
 #   ud          UD receives over IPv4 and IPv6, a wrong Q_Key is dropped, so
@@ -63,17 +64,22 @@
 #               NAK sent after all the READ responses queued before them,
 #               never between; the QP enters Error after the last
 #   responses   answers IBA does not allow: a reserved ACK syndrome dropped
-#               and counted, a sequence NAK's copy and a late RNR NAK
-#               ignored, a READ_RESPONSE_MIDDLE for a one-packet READ a
-#               bad response error
+#               and counted, a sequence NAK's copy, a late RNR NAK and a
+#               late remote access NAK ignored, a READ_RESPONSE_MIDDLE for
+#               a one-packet READ a bad response error
 #   timeout_window after a retry timeout the oldest packet goes again alone,
 #               not the window; each one acknowledged lets one more go
 #   overrun_nak a sequence NAK with no retry left acknowledges more WQEs
 #               than the CQ holds: the QP goes to Error, its SQ whole, and
 #               is destroyed at once
+#   lo          a UD SEND from an ordinary UDP socket on the host, through
+#               lo: dropped and counted; received with debugfs rx_lo set
 #   ud_dgid     (sroce1 on a veth pair) a UD datagram that arrives on the
 #               bound netdev for another of the host's addresses: dropped
-#               and counted; one to the device's own address received
+#               and counted; one to the device's own address received;
+#               one to VLAN 100's address untagged dropped and counted,
+#               through VLAN 100 received; an RC NAK to the QP's untagged
+#               address through VLAN 100 a bad source
 . tests/lib/vm.sh
 
 REGRESS="$SROCE_SRC/tools/fuzz/wire-regress"
@@ -102,7 +108,7 @@ before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
 	 atomic_write atomic_write_answers rdma_flush atomic_replay gsi dup_read uc_hostile access ud_oversize lengths \
-	 nak_order responses timeout_window overrun_nak; do
+	 nak_order responses timeout_window overrun_nak lo; do
 	scenario "$s"
 done
 
@@ -113,11 +119,18 @@ ip netns add far && ip link add vda type veth peer name vdb netns far &&
 	ip -n far address add 10.78.0.2/24 dev vdb && ip -n far link set vdb up &&
 	ip -n far route add 10.79.0.0/24 via 10.78.0.1 &&
 	ip link add dummy0 type dummy && ip address add 10.79.0.1/24 dev dummy0 &&
-	ip link set dummy0 up
-ok $? "ud_dgid: namespace far, veth vda-vdb, 10.79.0.1 on dummy0"
+	ip link set dummy0 up &&
+	ip link add link vda name vda.100 type vlan id 100 &&
+	ip address add 10.80.0.1/24 dev vda.100 && ip link set vda.100 up &&
+	ip -n far link add link vdb name vdb.100 type vlan id 100 &&
+	ip -n far address add 10.80.0.2/24 dev vdb.100 &&
+	ip -n far link set vdb.100 up
+ok $? "ud_dgid: namespace far, veth vda-vdb, 10.79.0.1 on dummy0, VLAN 100 over vda-vdb"
 check "rdma link add sroce1 on vda" rdma link add sroce1 type sroce netdev vda
 check "sroce1 has the GID of 10.78.0.1" \
 	wait_for 10 sroce_gid "$(gid4_tail 10.78.0.1)" sroce1
+check "sroce1 has the GID of 10.80.0.1 (vda.100)" \
+	wait_for 10 sroce_gid "$(gid4_tail 10.80.0.1)" sroce1
 scenario ud_dgid
 check "rdma link delete sroce1" rdma link delete sroce1
 ip netns del far; ip link del dummy0
