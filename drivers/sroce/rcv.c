@@ -32,6 +32,15 @@
  *  - a work item, if a burst waits (a stream's bandwidth): the receiver
  *    runs on another CPU than the sender, and the two overlap.
  */
+/*
+ * The longest RoCEv2 UDP datagram: BTH and the longest extension headers
+ * (AtomicETH: 28 bytes), 4096 bytes of payload (IB_MTU_4096), pad, ICRC.
+ */
+#define SROCE_MAX_UDP_LEN	(sizeof(struct udphdr) + \
+				 sizeof(struct sroce_bth) + \
+				 sizeof(struct sroce_atmeth) + 4096 + 3 + \
+				 SROCE_ICRC_LEN)
+
 static struct sk_buff_head sroce_loop_q;
 /* Packets waiting for the loopback queue's consumer, at most (a txqueuelen). */
 #define SROCE_LOOP_QLEN		4096
@@ -394,9 +403,12 @@ static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4,
 	/*
 	 * Parsing, the ICRC and the copies read the packet as one buffer:
 	 * from the wire, and from our own loopback queue, where a zero-copy
-	 * payload is in page fragments.
+	 * payload is in page fragments.  Not a datagram longer than any
+	 * RoCEv2 packet (IP reassembles up to 64 KiB): its copy would need
+	 * a large atomic allocation before sroce_parse() refused it.
 	 */
-	if (skb_linearize(skb))
+	if (ntohs(udp_hdr(skb)->len) > SROCE_MAX_UDP_LEN ||
+	    skb_linearize(skb))
 		goto bad_hdr;
 	len = sroce_pkt_from_skb(&pkt, ipv4);
 	if (!len)
