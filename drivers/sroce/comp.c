@@ -619,8 +619,21 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_comp_ack(qp, pkt->psn);
 		goto run;
 	}
-	if (!wqe || !sroce_wqe_is_rd_op(wqe->opcode)) {
+	if (!wqe || (!sroce_wqe_is_rd_op(wqe->opcode) &&
+		     sroce_psn_diff(pkt->psn, qp->comp.psn) < 0)) {
 		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DUP);
+		goto run;
+	}
+	/*
+	 * A read response or atomic ACK for a PSN of a SEND, WRITE, or (with
+	 * payload) Atomic Write answers no request we sent: a bad response
+	 * (IBA 9.9.2; rdma_rxe completes it with a fatal error).  Dropped,
+	 * the WQE would end in retry exceeded, much later.
+	 */
+	if (!sroce_wqe_is_rd_op(wqe->opcode)) {
+		sroce_comp_ack(qp, sroce_psn_add(wqe->first_psn,
+						 SROCE_PSN_MASK));
+		sroce_wqe_done(wqe, IB_WC_BAD_RESP_ERR);
 		goto run;
 	}
 	sroce_comp_ack(qp, sroce_psn_add(wqe->first_psn, SROCE_PSN_MASK));

@@ -67,6 +67,8 @@
 #               and counted, a sequence NAK's copy, a late RNR NAK and a
 #               late remote access NAK ignored, a READ_RESPONSE_MIDDLE for
 #               a one-packet READ a bad response error
+#   bad_answer  a READ response or atomic ACK for the PSN of our SEND
+#               completes it with a bad response error
 #   timeout_window after a retry timeout the oldest packet goes again alone,
 #               not the window; each one acknowledged lets one more go
 #   overrun_nak a sequence NAK with no retry left acknowledges more WQEs
@@ -108,7 +110,7 @@ before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
 	 atomic_write atomic_write_answers rdma_flush atomic_replay gsi dup_read uc_hostile access ud_oversize lengths \
-	 nak_order responses timeout_window overrun_nak lo; do
+	 nak_order responses bad_answer timeout_window overrun_nak lo; do
 	scenario "$s"
 done
 
