@@ -58,9 +58,10 @@ int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	win->ibmr.lkey = 0;	/* never an lkey (IBA 10.6.7.1) */
 	ibmw->rkey = win->ibmr.rkey;
 	to_smw(ibmw)->win = win;
-	sroce_mr_publish(sdev, win);
+	/* Marked while reserved: a bind finds it only once published. */
 	if (win->mw_type == IB_MW_TYPE_2)
 		xa_set_mark(&sdev->mr_pool.xa, win->elem.id, SROCE_MW2_MARK);
+	sroce_mr_publish(sdev, win);
 	return 0;
 }
 
@@ -250,7 +251,8 @@ enum ib_wc_status sroce_mw_invalidate(struct sroce_qp *qp,
 	if (win->mw_type != IB_MW_TYPE_2 || win->ibmr.pd != qp->ibqp.pd)
 		return IB_WC_MW_BIND_ERR;
 	spin_lock_irqsave(&win->lock, flags);
-	ok = win->key == key && (!remote || win->mw_qpn == qp->ibqp.qp_num);
+	ok = !win->dead && win->key == key &&
+	     (!remote || win->mw_qpn == qp->ibqp.qp_num);
 	if (ok)
 		mr = sroce_mw_unbind_locked(win);
 	spin_unlock_irqrestore(&win->lock, flags);
