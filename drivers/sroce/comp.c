@@ -9,9 +9,11 @@
  *  - A NAK for a PSN sequence error makes the requester go back to the
  *    NAK's PSN, once per PSN; an RNR NAK stops it for the RNR timer (IBA
  *    9.7.5.2.8) unless rnr_retry (7: infinite) is used up; the other NAKs
- *    complete the WQE in error and the QP enters the Error state.  RNR
- *    and sequence NAKs for PSNs acknowledged since are late copies,
- *    ignored.
+ *    complete the WQE in error and the QP enters the Error state.  NAKs
+ *    for PSNs acknowledged since are late copies, ignored, but an error
+ *    NAK for a READ answered in part.
+ *  - A read response or atomic ACK for the PSN of a SEND or WRITE is a
+ *    bad response (IB_WC_BAD_RESP_ERR).
  *  - The retry timer (4.096 us * 2^timeout, IBA 9.7.6.1.3) resends from the
  *    oldest unacknowledged PSN; retry_cnt consecutive retries (timeouts
  *    and sequence NAKs) without progress end in IB_WC_RETRY_EXC_ERR.

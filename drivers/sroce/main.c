@@ -42,8 +42,10 @@ const char *const sroce_obj_name[SROCE_OBJ_MAX] = {
  * whose netdev already left (NETDEV_UNREGISTER, also when the netdev
  * moved to another namespace) serves it no more: its unregistration is
  * queued, and may wait for a ULP to let go of it for a long time.  The
- * netdev may be given a new device meanwhile, as rdma_rxe allows, and
- * its events are that device's.
+ * netdev may be given a new device meanwhile (rdma_rxe refuses one until
+ * the old device can no longer be held), and its events are that
+ * device's.  Its packets are too: ib_core's netdev index lists the newest
+ * device of a netdev first (ib_device_get_by_netdev()).
  */
 static struct sroce_dev *sroce_find_locked(const struct net_device *ndev)
 {

@@ -21,6 +21,16 @@
 #include "trace.h"
 
 /*
+ * The longest RoCEv2 UDP datagram: BTH, the longest extension headers
+ * (AtomicETH), one IB_MTU_4096 of payload, the largest pad, the ICRC.
+ */
+#define SROCE_MAX_UDP_LEN	(sizeof(struct udphdr) + \
+				 sizeof(struct sroce_bth) + \
+				 sizeof(struct sroce_atmeth) + 4096 + \
+				 (SROCE_BTH_PAD_MASK >> SROCE_BTH_PAD_SHIFT) + \
+				 SROCE_ICRC_LEN)
+
+/*
  * Loopback: packets to a local address are queued here and received in
  * order, instead of through lo, whose per-CPU backlogs would reorder a
  * QP's packets (sent from whichever CPU runs the QP).  One consumer at a
@@ -32,15 +42,6 @@
  *  - a work item, if a burst waits (a stream's bandwidth): the receiver
  *    runs on another CPU than the sender, and the two overlap.
  */
-/*
- * The longest RoCEv2 UDP datagram: BTH and the longest extension headers
- * (AtomicETH: 28 bytes), 4096 bytes of payload (IB_MTU_4096), pad, ICRC.
- */
-#define SROCE_MAX_UDP_LEN	(sizeof(struct udphdr) + \
-				 sizeof(struct sroce_bth) + \
-				 sizeof(struct sroce_atmeth) + 4096 + 3 + \
-				 SROCE_ICRC_LEN)
-
 static struct sk_buff_head sroce_loop_q;
 /* Packets waiting for the loopback queue's consumer, at most (a txqueuelen). */
 #define SROCE_LOOP_QLEN		4096
@@ -243,6 +244,7 @@ void sroce_qp_rcv_locked(struct sroce_qp *qp, struct sroce_pkt *pkt)
  * handled, outside the receive path's RCU section.
  */
 struct sroce_rx_cb {
+	int ifindex;
 	u16 vlan_id;
 };
 
@@ -271,6 +273,7 @@ int sroce_rx_backlog_run(struct sroce_qp *qp, int budget)
 			.skb = skb,
 			.qp = qp,
 			.vlan_id = sroce_rx_cb(skb)->vlan_id,
+			.ifindex = sroce_rx_cb(skb)->ifindex,
 		};
 		bool ipv4 = ip_hdr(skb)->version == 4;
 
@@ -348,6 +351,7 @@ bool sroce_qp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 			goto wait;
 		}
 		sroce_rx_cb(pkt->skb)->vlan_id = pkt->vlan_id;
+		sroce_rx_cb(pkt->skb)->ifindex = pkt->ifindex;
 		skb_queue_tail(q, pkt->skb);
 		sroce_count(pkt->sdev, SROCE_CNT_RX_DEFERRED);
 		/*
@@ -405,9 +409,10 @@ static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4,
 	 * from the wire, and from our own loopback queue, where a zero-copy
 	 * payload is in page fragments.  Not a datagram longer than any
 	 * RoCEv2 packet (IP reassembles up to 64 KiB): its copy would need
-	 * a large atomic allocation before sroce_parse() refused it.
+	 * a large atomic allocation before sroce_parse() refused it.  Its
+	 * bytes, not its length field, which IPv6 lets be 0.
 	 */
-	if (ntohs(udp_hdr(skb)->len) > SROCE_MAX_UDP_LEN ||
+	if (skb->len - skb_transport_offset(skb) > SROCE_MAX_UDP_LEN ||
 	    skb_linearize(skb))
 		goto bad_hdr;
 	len = sroce_pkt_from_skb(&pkt, ipv4);
@@ -466,6 +471,26 @@ drop:
 	kfree_skb(skb);
 }
 
+/*
+ * Is a packet that came to the socket from where sroce's peers are?  sroce
+ * sends to the host's own addresses through its loopback queue, never
+ * through lo or a netdev, so what comes in on lo is another local
+ * program's (any user can send UDP from the host's addresses, the peer
+ * addresses of every connection between two QPs of this host; rdma_rxe
+ * drops it too), and one from another host that claims one of this host's
+ * addresses as its source is forged: IPv4 drops those itself (a martian
+ * source), IPv6 does not.  The wire tests inject through lo, from raw
+ * sockets, and let such packets in (debugfs rx_lo, root only).
+ */
+static bool sroce_rcv_src_ok(struct sock *sk, struct sk_buff *skb,
+			     bool ipv4)
+{
+	if (skb->dev->flags & IFF_LOOPBACK)
+		return READ_ONCE(sroce_rx_lo);
+	return ipv4 || !ipv6_chk_addr(sock_net(sk), &ipv6_hdr(skb)->saddr,
+				      NULL, 0);
+}
+
 /* The receive hook of the RoCEv2 sockets (netns.c), in softirq. */
 int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
@@ -479,16 +504,7 @@ int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		kfree_skb(skb);
 		return 0;
 	}
-	/*
-	 * sroce sends to a local address through its loopback queue, never
-	 * through lo: a packet that came in on lo is another local program's.
-	 * Any user's program can send UDP from the host's own addresses,
-	 * which are the peer addresses of every connection between two QPs of
-	 * this host; it is not a peer.  Dropped and counted, as rdma_rxe
-	 * drops it.  The wire tests inject through lo from a raw socket and
-	 * let such packets in (debugfs rx_lo, root only).
-	 */
-	if ((skb->dev->flags & IFF_LOOPBACK) && !READ_ONCE(sroce_rx_lo)) {
+	if (!sroce_rcv_src_ok(sk, skb, ipv4)) {
 		sroce_count(sdev, SROCE_CNT_RX_BAD_SRC);
 		kfree_skb(skb);
 	} else if (net_eq(sock_net(sk), sdev->sn->net)) {

@@ -94,6 +94,8 @@ fake_peer_up() {
 	check "a static neighbour for the fake peer fd77::99" \
 		ip -6 neigh add fd77::99 lladdr 52:54:00:77:00:99 dev eth0 nud permanent
 	# Its packets are injected through lo, which sroce refuses by default.
+	check "packets that come in on lo are refused at load (debugfs rx_lo N)" \
+		grep -qx N /sys/kernel/debug/sroce/rx_lo
 	check "packets that come in on lo let in (debugfs rx_lo)" \
 		sh -c "echo 1 > /sys/kernel/debug/sroce/rx_lo"
 }

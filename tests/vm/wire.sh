@@ -80,7 +80,8 @@
 #               bound netdev for another of the host's addresses: dropped
 #               and counted; one to the device's own address received;
 #               one to VLAN 100's address untagged dropped and counted,
-#               through VLAN 100 received; an RC NAK to the QP's untagged
+#               through VLAN 100 received; one from the host's own IPv6
+#               address a bad source; an RC NAK to the QP's untagged
 #               address through VLAN 100 a bad source
 . tests/lib/vm.sh
 
@@ -126,13 +127,18 @@ ip netns add far && ip link add vda type veth peer name vdb netns far &&
 	ip address add 10.80.0.1/24 dev vda.100 && ip link set vda.100 up &&
 	ip -n far link add link vdb name vdb.100 type vlan id 100 &&
 	ip -n far address add 10.80.0.2/24 dev vdb.100 &&
-	ip -n far link set vdb.100 up
-ok $? "ud_dgid: namespace far, veth vda-vdb, 10.79.0.1 on dummy0, VLAN 100 over vda-vdb"
+	ip -n far link set vdb.100 up &&
+	ip address add fd78::1/64 dev vda nodad &&
+	ip -n far address add fd78::2/64 dev vdb nodad &&
+	sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.vda/100.rp_filter=0
+ok $? "ud_dgid: namespace far, veth vda-vdb, 10.79.0.1 on dummy0, VLAN 100 over vda-vdb, fd78::1-2"
 check "rdma link add sroce1 on vda" rdma link add sroce1 type sroce netdev vda
 check "sroce1 has the GID of 10.78.0.1" \
 	wait_for 10 sroce_gid "$(gid4_tail 10.78.0.1)" sroce1
 check "sroce1 has the GID of 10.80.0.1 (vda.100)" \
 	wait_for 10 sroce_gid "$(gid4_tail 10.80.0.1)" sroce1
+check "sroce1 has the GID of fd78::1" \
+	wait_for 10 sroce_gid fd78:0000:0000:0000:0000:0000:0000:0001 sroce1
 scenario ud_dgid
 check "rdma link delete sroce1" rdma link delete sroce1
 ip netns del far; ip link del dummy0
