@@ -279,8 +279,11 @@ static void sroce_comp_progress(struct sroce_qp *qp, u32 acked)
 	qp->comp.rnr_retry = qp->attr.rnr_retry;
 	qp->comp.seq_nak_psn = U32_MAX;
 	qp->comp.progress = jiffies;
-	if (qp->comp.psn == qp->req.high_psn)
+	if (qp->comp.psn == qp->req.high_psn) {
+		/* Everything acknowledged: the path drained, no narrowing. */
+		qp->req.cwnd = 0;
 		sroce_win_busy(qp, false);
+	}
 }
 
 /*
@@ -440,7 +443,15 @@ static void sroce_comp_retry_exc(struct sroce_qp *qp)
 	 */
 	if (sroce_comp_run(qp))
 		return;
+	/*
+	 * Every caller has a WQE sent and unanswered at sq.head; a free
+	 * slot there would be one a poster may be filling.
+	 */
+	if (qp->sq.head == smp_load_acquire(&qp->sq.tail))
+		return;
 	wqe = sroce_sq_wqe(qp, qp->sq.head);
+	if (WARN_ON_ONCE(wqe->state != SROCE_WQE_PENDING))
+		return;
 	sroce_wqe_done(wqe, IB_WC_RETRY_EXC_ERR);
 	/*
 	 * After a go-back the requester may be resending this very WQE
@@ -509,6 +520,14 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		 */
 		qp->comp.seq_nak_psn = pkt->psn;
 		sroce_req_rewind(qp);
+		/*
+		 * The responder drops what follows the refused PSN (IBA
+		 * 9.7.5.2.8), and nothing is sent until the RNR timer ends:
+		 * the QP's share of the device's window goes to the others
+		 * meanwhile, or a peer that answers RNR for ever would hold
+		 * it (window.c).  Sending again takes it back (req.c).
+		 */
+		sroce_win_busy(qp, false);
 		if (!qp->dead) {
 			u32 us = sroce_rnr_usecs[syndrome &
 						 SROCE_AETH_VALUE_MASK];

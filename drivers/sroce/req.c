@@ -324,11 +324,11 @@ static void sroce_req_advance(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 	 * last progress of an earlier burst (a timer still pending from it
 	 * would fire early).
 	 */
-	if (qp->comp.psn == req->high_psn) {
+	if (qp->comp.psn == req->high_psn)
 		qp->comp.progress = jiffies;
-		if (qp->ibqp.qp_type == IB_QPT_RC)
-			sroce_win_busy(qp, true);
-	}
+	/* Its first packet, or the first after an RNR wait (comp.c). */
+	if (qp->ibqp.qp_type == IB_QPT_RC && !qp->win_busy)
+		sroce_win_busy(qp, true);
 	req->psn = sroce_psn_add(req->psn, npkts);
 	if (sroce_psn_diff(req->psn, req->high_psn) > 0)
 		req->high_psn = req->psn;

@@ -22,9 +22,11 @@
  * half the timeout) were tried first and still timed out: on the emulated
  * link both swing by a factor of four from one round trip to the next.
  *
- * A QP holds its share while packets are unacknowledged, including while
- * it waits out an RNR NAK, and, with no retry timer (timeout 0), after a
- * loss until it leaves its connection.
+ * A QP holds its share while packets are unacknowledged, and, with no
+ * retry timer (timeout 0), after a loss until it leaves its connection;
+ * but not while it waits out an RNR NAK: it sends nothing then, and the
+ * responder dropped what followed the refused packet, so a peer that
+ * answers RNR for ever keeps none of the others' window.
  */
 #include <linux/moduleparam.h>
 
@@ -126,10 +128,10 @@ void sroce_win_acked(struct sroce_qp *qp, u32 npkts)
 /**
  * sroce_win_busy - the QP has packets unacknowledged, or has none
  * @qp: the QP, with qp->lock held
- * @busy: true when an RC QP sends after it had nothing outstanding; false
- *	when everything is acknowledged, or when the QP leaves its
- *	connection (error, reset, destroy: any type) with packets that
- *	will never be
+ * @busy: true when an RC QP sends and does not hold a share; false when
+ *	everything is acknowledged, when an RNR NAK stops the requester,
+ *	or when the QP leaves its connection (error, reset, destroy: any
+ *	type) with packets that will never be
  */
 void sroce_win_busy(struct sroce_qp *qp, bool busy)
 {
@@ -140,12 +142,9 @@ void sroce_win_busy(struct sroce_qp *qp, bool busy)
 	if (qp->win_busy == busy)
 		return;
 	qp->win_busy = busy;
-	if (busy) {
+	if (busy)
 		nr = atomic_inc_return(&sdev->win_busy);
-	} else {
-		/* Everything acknowledged: the path drained, no narrowing. */
-		qp->req.cwnd = 0;
+	else
 		nr = atomic_dec_return(&sdev->win_busy);
-	}
 	trace_sroce_window(qp, busy, nr);
 }

@@ -111,7 +111,7 @@ before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
 	 atomic_write atomic_write_answers rdma_flush atomic_replay gsi dup_read uc_hostile access ud_oversize lengths \
-	 nak_order responses bad_answer timeout_window overrun_nak lo; do
+	 nak_order responses bad_answer timeout_window overrun_nak lo rnr_wait; do
 	scenario "$s"
 done
 
