@@ -232,8 +232,10 @@ cmt_ctl=/sys/kernel/debug/sroce_cm_test/ctl
 held_add() {	# the old device still counted, a new one on its netdev
 	[ "$(devices)" = "$1" ] && in_ns nsh rdma link add sh2 type sroce netdev vh1
 }
-check "a namespace nsh, veth vh0 (nsh) - vh1 (initial), sh on vh1" eval \
-	"ip netns add nsh && veth_pair vh0 vh1 nsh - 84 && rdma link add sh type sroce netdev vh1"
+check "namespaces nsh, nsk, veth vh0 (nsk) - vh1 (initial), sh on vh1, sk on vh0" eval \
+	"ip netns add nsh && ip netns add nsk && veth_pair vh0 vh1 nsk - 84 &&
+	rdma link add sh type sroce netdev vh1 &&
+	in_ns nsk rdma link add sk type sroce netdev vh0"
 check "sh has vh1's GID" wait_for 10 ns_gid "$(gid4_tail 10.84.0.2)" sh
 check "an in-kernel rdma_cm listener on 10.84.0.2, through sh" \
 	bash -c "modprobe sroce_cm_test && echo 'listen 10.84.0.2 18790' > $cmt_ctl"
@@ -246,12 +248,17 @@ check "rdma link add sh2 on vh1, now in nsh, while sh is still there" \
 check "vh1's address again, in nsh (a move drops them)" \
 	addr_up nsh vh1 84 2
 check "sh2 has its GID" wait_for 10 ns_gid "$(gid4_tail 10.84.0.2)" sh2
+# Both devices are on vh1: its packets must reach the new one (the old
+# one's namespace is not vh1's any more).
+check "rping sk (nsk) -> sh2 (nsh) while sh is held" \
+	ns_rping 10.84.0.2 18791 nsh nsk
+check "... sh was held through it" test "$(devices)" = "$((ndevs + 1))"
 check "the listener stops, and sh goes" bash -c "echo stop > $cmt_ctl"
 check "... sh is gone" wait_for 30 output_is "$ndevs" devices
 check "rmmod sroce_cm_test" rmmod sroce_cm_test
 check "sh2 stays" rdma dev show sh2
-check "ip netns del nsh" ip netns del nsh
-check "sh2 goes with the namespace" wait_for 60 not rdma dev show sh2
+check "ip netns del nsh nsk" bash -c "ip netns del nsh && ip netns del nsk"
+check "sh2 and sk go with the namespaces" wait_for 60 gone sh2 sk
 
 # eth0 has no rtnl_link_ops: a dying namespace gives it back to the
 # initial one, and the namespace's exit waits for its device.
