@@ -259,7 +259,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	 */
 	flush_workqueue(sroce_free_wq);
 	/* Every QP left its groups when it was destroyed. */
-	WARN_ON(!list_empty(&sdev->mcg_list));
+	WARN_ON(!hash_empty(sdev->mcg_hash));
 	/* ... and gave back its share of the window (window.c). */
 	WARN_ON(atomic_read(&sdev->win_busy));
 	sroce_pool_destroy(&sdev->qp_pool);
@@ -441,7 +441,7 @@ void sroce_init_device(struct sroce_dev *sdev)
 	spin_lock_init(&sdev->port_lock);
 	spin_lock_init(&sdev->pma_lock);
 	spin_lock_init(&sdev->mcg_lock);
-	INIT_LIST_HEAD(&sdev->mcg_list);
+	hash_init(sdev->mcg_hash);
 	sdev->port_state = IB_PORT_NOP;	/* the first event always reports */
 	/* ib_core kfree()s QPs: their elements are apart (kfree_rcu). */
 	sroce_pool_init(&sdev->qp_pool, SROCE_MIN_QPN, SROCE_MAX_QPN,

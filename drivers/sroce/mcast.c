@@ -9,10 +9,12 @@
  * netdev's filter; rdma_cm also joins the IP group (IGMP/MLD), which the
  * IP layer needs to accept the packets at all.
  *
- * Groups hang off the device under @sdev->mcg_lock, a leaf spinlock taken
- * from process context (attach, detach, destroy_qp) and from the receive
- * softirq, which takes a reference on each attached QP before it lets go
- * of the lock and delivers.
+ * Groups are indexed by MGID in a hash table of the device (a datagram
+ * from any host to any group, 224.0.0.1 too, looks one up) under
+ * @sdev->mcg_lock, a leaf spinlock taken from process context (attach,
+ * detach, destroy_qp) and from the receive softirq, which takes a
+ * reference on each attached QP before it lets go of the lock and
+ * delivers.
  */
 #include <linux/etherdevice.h>
 #include <linux/if_ether.h>
@@ -33,13 +35,18 @@ static void sroce_mcg_mac(const union ib_gid *mgid, u8 *mac)
 		ipv6_eth_mc_map(a, mac);
 }
 
+static u32 sroce_mcg_key(const union ib_gid *mgid)
+{
+	return ipv6_addr_hash((const struct in6_addr *)mgid->raw);
+}
+
 static struct sroce_mcg *sroce_mcg_find(struct sroce_dev *sdev,
 					const union ib_gid *mgid)
 {
 	struct sroce_mcg *mcg;
 
 	lockdep_assert_held(&sdev->mcg_lock);
-	list_for_each_entry(mcg, &sdev->mcg_list, list)
+	hash_for_each_possible(sdev->mcg_hash, mcg, node, sroce_mcg_key(mgid))
 		if (!memcmp(&mcg->mgid, mgid, sizeof(*mgid)))
 			return mcg;
 	return NULL;
@@ -72,7 +79,7 @@ static bool sroce_mcg_reap(struct sroce_dev *sdev, struct sroce_mcg *mcg,
 {
 	if (mcg->nr_qps)
 		return false;
-	list_del(&mcg->list);
+	hash_del(&mcg->node);
 	sdev->nr_mcg--;
 	sroce_live_dec(SROCE_OBJ_MCG);
 	sroce_mcg_mac(&mcg->mgid, mac);
@@ -134,7 +141,7 @@ int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid)
 		mcg = fresh;
 		fresh = NULL;
 		mcg->mgid = *mgid;
-		list_add_tail(&mcg->list, &sdev->mcg_list);
+		hash_add(sdev->mcg_hash, &mcg->node, sroce_mcg_key(mgid));
 		sdev->nr_mcg++;
 		sroce_live_inc(SROCE_OBJ_MCG);
 		added = true;
@@ -202,11 +209,11 @@ void sroce_mcast_detach_all(struct sroce_qp *qp)
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sroce_mcg *mcg;
 	u8 mac[ETH_ALEN];
-	int slot;
+	int bkt, slot;
 
 again:
 	spin_lock_bh(&sdev->mcg_lock);
-	list_for_each_entry(mcg, &sdev->mcg_list, list) {
+	hash_for_each(sdev->mcg_hash, bkt, mcg, node) {
 		if (!qp->nr_mcg)
 			break;
 		slot = sroce_mcg_slot(mcg, qp);
@@ -243,8 +250,6 @@ int sroce_mcast_rcv(struct sroce_pkt *pkt)
 			qps[n++] = mcg->qp[i];
 	spin_unlock_bh(&sdev->mcg_lock);
 
-	if (n)
-		sroce_count(sdev, SROCE_CNT_RX_MCAST);
 	for (i = 0; i < n; i++) {
 		/*
 		 * The responder checks the QP's state under its lock.  The

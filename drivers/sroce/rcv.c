@@ -397,9 +397,17 @@ static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4,
 	struct sroce_pkt pkt = { .sdev = sdev, .skb = skb, .vlan_id = vlan_id,
 				 .ifindex = ifindex };
 	enum ib_qp_state state;
+	bool group;
 	u32 len;
 
 	sroce_count(sdev, SROCE_CNT_RX_PKTS);
+	/*
+	 * By its destination, as a NIC counts (IBA 16.1.4: PortMulticast
+	 * RcvPkts, errors included): delivered or not.
+	 */
+	group = sroce_pkt_to_group(skb, ipv4);
+	if (group)
+		sroce_count(sdev, SROCE_CNT_RX_MCAST);
 	/* The datagram's length as its header says: the bytes that came. */
 	this_cpu_add(sdev->stats->c[SROCE_CNT_RX_BYTES],
 		     ipv4 ? ntohs(ip_hdr(skb)->tot_len) :
@@ -444,7 +452,7 @@ static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4,
 		consume_skb(skb);
 		return;
 	}
-	if (sroce_pkt_to_group(skb, ipv4))
+	if (group)
 		goto bad_hdr;
 	pkt.qp = sroce_qp_get(sdev, pkt.qpn);
 	if (!pkt.qp) {
@@ -481,14 +489,21 @@ drop:
  * addresses as its source is forged: IPv4 drops those itself (a martian
  * source), IPv6 does not.  The wire tests inject through lo, from raw
  * sockets, and let such packets in (debugfs rx_lo, root only).
+ *
+ * But a datagram to a group that this host sent comes back from its own
+ * address: the IP stack loops it to the joined host on the netdev it left
+ * by (PACKET_LOOPBACK, netns.c), for the group's QPs on the sending node
+ * (IBA 10.5).  Only a group's QPs take it: a unicast QPN in a datagram to
+ * a group is refused (sroce_pkt_to_group()).
  */
 static bool sroce_rcv_src_ok(struct sock *sk, struct sk_buff *skb,
 			     bool ipv4)
 {
 	if (skb->dev->flags & IFF_LOOPBACK)
 		return READ_ONCE(sroce_rx_lo);
-	return ipv4 || !ipv6_chk_addr(sock_net(sk), &ipv6_hdr(skb)->saddr,
-				      NULL, 0);
+	if (ipv4 || skb->pkt_type == PACKET_LOOPBACK)
+		return true;
+	return !ipv6_chk_addr(sock_net(sk), &ipv6_hdr(skb)->saddr, NULL, 0);
 }
 
 /* The receive hook of the RoCEv2 sockets (netns.c), in softirq. */

@@ -47,6 +47,7 @@
 #define SROCE_H
 
 #include <linux/completion.h>
+#include <linux/hashtable.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -80,6 +81,11 @@
 #define SROCE_MAX_AH		65536
 #define SROCE_MAX_SRQ		65536
 #define SROCE_MAX_MCG		1024	/* multicast groups per device */
+/*
+ * Buckets of a device's group index: a datagram to a group is looked up
+ * in softirq, for any host that sends one, so not by a walk of them all.
+ */
+#define SROCE_MCG_HASH_BITS	6
 #define SROCE_MAX_MCG_QPS	32	/* QPs attached to one group */
 #define SROCE_MAX_MCG_ATTACH	4096	/* attachments per device */
 #define SROCE_MAX_SRQ_WR	32768
@@ -295,19 +301,20 @@ struct sroce_dev {
 
 	/* leaf lock: the groups, their counts, and every QP's nr_mcg */
 	spinlock_t mcg_lock;
-	struct list_head mcg_list;	/* struct sroce_mcg (mcast.c) */
+	/* struct sroce_mcg by MGID (mcast.c) */
+	DECLARE_HASHTABLE(mcg_hash, SROCE_MCG_HASH_BITS);
 	u32 nr_mcg, nr_mcg_attach;
 };
 
 /**
  * struct sroce_mcg - a multicast group of one device (mcast.c)
- * @list: in sroce_dev.mcg_list
+ * @node: in sroce_dev.mcg_hash
  * @mgid: the group's GID: an IPv4-mapped or IPv6 multicast address
  * @nr_qps: how many of @qp are used
  * @qp: the attached UD QPs; a QP leaves every group before it is freed
  */
 struct sroce_mcg {
-	struct list_head list;
+	struct hlist_node node;
 	union ib_gid mgid;
 	int nr_qps;
 	struct sroce_qp *qp[SROCE_MAX_MCG_QPS];

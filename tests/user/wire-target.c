@@ -683,6 +683,20 @@ static void cmd_access(struct tqp *t, const char *flags)
 	printf("{\"ok\": %s, \"rc\": %d}\n", err ? "false" : "true", err);
 }
 
+/* Attach the QP to a multicast group (an IPv6 or IPv4-mapped address). */
+static void cmd_attach(struct tqp *t, const char *group)
+{
+	union ibv_gid gid;
+	int err;
+
+	if (!group || inet_pton(AF_INET6, group, gid.raw) != 1) {
+		fail("bad group: ", group ? group : "(none)");
+		return;
+	}
+	err = ibv_attach_mcast(t->qp, &gid, 0);
+	printf("{\"ok\": %s, \"rc\": %d}\n", err ? "false" : "true", err);
+}
+
 static void cmd_reconnect(struct tqp *t, char **arg)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
@@ -773,6 +787,8 @@ static int command(char *line)
 		cmd_reconnect(t, w + 2);
 	else if (!strcmp(w[0], "access"))
 		cmd_access(t, w[2]);
+	else if (!strcmp(w[0], "attach"))
+		cmd_attach(t, w[2]);
 	else
 		fail("unknown command: ", w[0]);
 	return 1;

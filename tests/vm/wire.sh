@@ -14,7 +14,7 @@
 #               one is dropped and counted
 #   ud          UD receives over IPv4 and IPv6, a wrong Q_Key is dropped, so
 #               is a datagram to a multicast address (IPv4, IPv6) that
-#               names a QP
+#               names a QP (counted in rx_multicast all the same)
 #   spoof       RC/UC requests and RC ACK/NAKs from an address that is not
 #               the peer are not executed and do not kill the QP
 #   pkey        a P_Key outside the default partition is dropped
@@ -76,6 +76,11 @@
 #               is destroyed at once
 #   lo          a UD SEND from an ordinary UDP socket on the host, through
 #               lo: dropped and counted; received with debugfs rx_lo set
+#   rnr_wait    of two QPs with a SEND out, the one waiting out an RNR NAK
+#               gives the other its share of the window until it sends
+#               again (tracepoints); its retry timer stays quiet meanwhile
+#   mcast_local the host's own UD datagrams to an IPv4 and an IPv6 group
+#               reach its attached QP (IBA 10.5), neither a bad source
 #   ud_dgid     (sroce1 on a veth pair) a UD datagram that arrives on the
 #               bound netdev for another of the host's addresses: dropped
 #               and counted; one to the device's own address received;
@@ -111,7 +116,7 @@ before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
 	 atomic_write atomic_write_answers rdma_flush atomic_replay gsi dup_read uc_hostile access ud_oversize lengths \
-	 nak_order responses bad_answer timeout_window overrun_nak lo rnr_wait; do
+	 nak_order responses bad_answer timeout_window overrun_nak lo rnr_wait mcast_local; do
 	scenario "$s"
 done
 

@@ -134,6 +134,11 @@ class Target:
         """The QP's remote access flags (IBV_ACCESS_*), set in RTS."""
         return self.checked('access %s %d' % (qp, flags))
 
+    def attach(self, qp, group):
+        """ibv_attach_mcast to @group, an IPv6 (or ::ffff:a.b.c.d)
+        address."""
+        return self.checked('attach %s %s' % (qp, group))
+
     def reconnect(self, qp, rq_psn=None, sq_psn=None):
         line = 'reconnect %s' % qp
         if rq_psn is not None:
