@@ -28,6 +28,9 @@
  */
 #include "sroce.h"
 
+/* How often a destroy that waits for the last user says so. */
+#define SROCE_POOL_WAIT_WARN	(10 * HZ)
+
 void sroce_pool_init(struct sroce_pool *pool, u32 min, u32 max, u32 count)
 {
 	xa_init_flags(&pool->xa, XA_FLAGS_ALLOC);
@@ -177,13 +180,25 @@ void sroce_pool_elem_put(struct sroce_pool_elem *elem)
  * Sleeps until every reference taken through sroce_pool_get() is put.  The
  * object is then the caller's; its element may still be read by a lookup
  * that loaded it before the erase, and must be freed with kfree_rcu.
+ *
+ * The holders are transient (a packet below the driver, a receive in
+ * softirq), but a packet may sit long in a qdisc an operator set up (a
+ * netem delay) or in a stalled transmit ring: the wait goes on, since the
+ * object must outlive them, and says so every SROCE_POOL_WAIT_WARN, so
+ * that a destroy that hangs is seen and named.
  */
 void sroce_pool_remove(struct sroce_pool *pool, struct sroce_pool_elem *elem)
 {
+	unsigned int waited = 0;
+
 	xa_erase(&pool->xa, elem->id);
 	sroce_uncharge(&pool->count);
 	sroce_pool_elem_put(elem);
-	wait_for_completion(&elem->done);
+	while (!wait_for_completion_timeout(&elem->done, SROCE_POOL_WAIT_WARN)) {
+		waited += SROCE_POOL_WAIT_WARN / HZ;
+		pr_warn_ratelimited("sroce: the destroy of object %u waits for its last user (%u s)\n",
+				    elem->id, waited);
+	}
 }
 
 /**
