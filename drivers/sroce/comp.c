@@ -441,16 +441,20 @@ static void sroce_comp_retry_exc(struct sroce_qp *qp)
 	 * failed the QP (a WQE in error, or a CQ with no room), the SQ is
 	 * flushed and sq.head is no WQE.
 	 */
+	/*
+	 * After a go-back (an RNR NAK) the requester may still stand at
+	 * WQEs the NAK that used up the retries acknowledged: they are done,
+	 * and complete first; the oldest WQE still unanswered is the one
+	 * that fails, never one the peer took.
+	 */
+	sroce_req_catch_up(qp);
 	if (sroce_comp_run(qp))
 		return;
-	/*
-	 * Every caller has a WQE sent and unanswered at sq.head; a free
-	 * slot there would be one a poster may be filling.
-	 */
+	/* Nothing sent is unanswered: there is nothing to fail. */
 	if (qp->sq.head == smp_load_acquire(&qp->sq.tail))
 		return;
 	wqe = sroce_sq_wqe(qp, qp->sq.head);
-	if (WARN_ON_ONCE(wqe->state != SROCE_WQE_PENDING))
+	if (wqe->state != SROCE_WQE_PENDING)
 		return;
 	sroce_wqe_done(wqe, IB_WC_RETRY_EXC_ERR);
 	/*

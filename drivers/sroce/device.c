@@ -5,6 +5,7 @@
  */
 #include <linux/etherdevice.h>
 #include <linux/module.h>
+#include <linux/random.h>
 #include <net/addrconf.h>
 #include <rdma/ib_mad.h>
 
@@ -442,6 +443,7 @@ void sroce_init_device(struct sroce_dev *sdev)
 	spin_lock_init(&sdev->pma_lock);
 	spin_lock_init(&sdev->mcg_lock);
 	hash_init(sdev->mcg_hash);
+	sdev->mcg_seed = get_random_u32();
 	sdev->port_state = IB_PORT_NOP;	/* the first event always reports */
 	/* ib_core kfree()s QPs: their elements are apart (kfree_rcu). */
 	sroce_pool_init(&sdev->qp_pool, SROCE_MIN_QPN, SROCE_MAX_QPN,

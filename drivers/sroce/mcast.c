@@ -18,6 +18,7 @@
  */
 #include <linux/etherdevice.h>
 #include <linux/if_ether.h>
+#include <linux/jhash.h>
 #include <net/addrconf.h>
 #include <net/ip.h>
 #include <rdma/ib_addr.h>
@@ -35,9 +36,14 @@ static void sroce_mcg_mac(const union ib_gid *mgid, u8 *mac)
 		ipv6_eth_mc_map(a, mac);
 }
 
-static u32 sroce_mcg_key(const union ib_gid *mgid)
+/*
+ * Keyed by a secret of the device: any user picks the MGIDs of its groups,
+ * and could otherwise put them all in the bucket of someone else's.
+ */
+static u32 sroce_mcg_key(struct sroce_dev *sdev, const union ib_gid *mgid)
 {
-	return ipv6_addr_hash((const struct in6_addr *)mgid->raw);
+	return jhash2((const u32 *)mgid->raw, sizeof(*mgid) / sizeof(u32),
+		      sdev->mcg_seed);
 }
 
 static struct sroce_mcg *sroce_mcg_find(struct sroce_dev *sdev,
@@ -46,7 +52,8 @@ static struct sroce_mcg *sroce_mcg_find(struct sroce_dev *sdev,
 	struct sroce_mcg *mcg;
 
 	lockdep_assert_held(&sdev->mcg_lock);
-	hash_for_each_possible(sdev->mcg_hash, mcg, node, sroce_mcg_key(mgid))
+	hash_for_each_possible(sdev->mcg_hash, mcg, node,
+			       sroce_mcg_key(sdev, mgid))
 		if (!memcmp(&mcg->mgid, mgid, sizeof(*mgid)))
 			return mcg;
 	return NULL;
@@ -141,7 +148,7 @@ int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 lid)
 		mcg = fresh;
 		fresh = NULL;
 		mcg->mgid = *mgid;
-		hash_add(sdev->mcg_hash, &mcg->node, sroce_mcg_key(mgid));
+		hash_add(sdev->mcg_hash, &mcg->node, sroce_mcg_key(sdev, mgid));
 		sdev->nr_mcg++;
 		sroce_live_inc(SROCE_OBJ_MCG);
 		added = true;

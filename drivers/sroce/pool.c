@@ -176,6 +176,7 @@ void sroce_pool_elem_put(struct sroce_pool_elem *elem)
  * sroce_pool_remove - unpublish an object and wait for its last user
  * @pool: the index
  * @elem: the object's lifetime element
+ * @ibdev: the device, for the log
  *
  * Sleeps until every reference taken through sroce_pool_get() is put.  The
  * object is then the caller's; its element may still be read by a lookup
@@ -183,22 +184,22 @@ void sroce_pool_elem_put(struct sroce_pool_elem *elem)
  *
  * The holders are transient (a packet below the driver, a receive in
  * softirq), but a packet may sit long in a qdisc an operator set up (a
- * netem delay) or in a stalled transmit ring: the wait goes on, since the
- * object must outlive them, and says so every SROCE_POOL_WAIT_WARN, so
- * that a destroy that hangs is seen and named.
+ * plug qdisc, a slow tbf) or in a stalled transmit ring: the wait goes
+ * on, since the object must outlive them.  After SROCE_POOL_WAIT_WARN it
+ * says so, naming the device and the object, and waits on untimed, where
+ * the hung-task detector reports a wait that never ends, with its stack.
  */
-void sroce_pool_remove(struct sroce_pool *pool, struct sroce_pool_elem *elem)
+void sroce_pool_remove(struct sroce_pool *pool, struct sroce_pool_elem *elem,
+		       struct ib_device *ibdev)
 {
-	unsigned int waited = 0;
-
 	xa_erase(&pool->xa, elem->id);
 	sroce_uncharge(&pool->count);
 	sroce_pool_elem_put(elem);
-	while (!wait_for_completion_timeout(&elem->done, SROCE_POOL_WAIT_WARN)) {
-		waited += SROCE_POOL_WAIT_WARN / HZ;
-		pr_warn_ratelimited("sroce: the destroy of object %u waits for its last user (%u s)\n",
-				    elem->id, waited);
-	}
+	if (wait_for_completion_timeout(&elem->done, SROCE_POOL_WAIT_WARN))
+		return;
+	ibdev_warn_ratelimited(ibdev, "the destroy of object %u waits for its last user\n",
+			       elem->id);
+	wait_for_completion(&elem->done);
 }
 
 /**

@@ -861,7 +861,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	sroce_qp_release(qp);
 	sroce_qp_deliver_shared(qp);
 	sroce_mcast_detach_all(qp);
-	sroce_pool_remove(&sdev->qp_pool, qp->elem);
+	sroce_pool_remove(&sdev->qp_pool, qp->elem, &sdev->ibdev);
 	del_timer_sync(&qp->retry_timer);
 	del_timer_sync(&qp->rnr_timer);
 	cancel_work_sync(&qp->tx_work);

@@ -490,18 +490,19 @@ drop:
  * source), IPv6 does not.  The wire tests inject through lo, from raw
  * sockets, and let such packets in (debugfs rx_lo, root only).
  *
- * But a datagram to a group that this host sent comes back from its own
- * address: the IP stack loops it to the joined host on the netdev it left
- * by (PACKET_LOOPBACK, netns.c), for the group's QPs on the sending node
- * (IBA 10.5).  Only a group's QPs take it: a unicast QPN in a datagram to
- * a group is refused (sroce_pkt_to_group()).
+ * But a datagram to a group that a program of this host sent comes back
+ * from the host's address: the IP stack loops it to the joined host on the
+ * netdev it left by (PACKET_LOOPBACK, netns.c), for the group's QPs on the
+ * sending node (IBA 10.5).  Only a group's QPs take it: a unicast QPN in
+ * a datagram to a group is refused (sroce_pkt_to_group()).
  */
 static bool sroce_rcv_src_ok(struct sock *sk, struct sk_buff *skb,
 			     bool ipv4)
 {
 	if (skb->dev->flags & IFF_LOOPBACK)
 		return READ_ONCE(sroce_rx_lo);
-	if (ipv4 || skb->pkt_type == PACKET_LOOPBACK)
+	if (ipv4 || (skb->pkt_type == PACKET_LOOPBACK &&
+		     ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr)))
 		return true;
 	return !ipv6_chk_addr(sock_net(sk), &ipv6_hdr(skb)->saddr, NULL, 0);
 }

@@ -303,6 +303,7 @@ struct sroce_dev {
 	spinlock_t mcg_lock;
 	/* struct sroce_mcg by MGID (mcast.c) */
 	DECLARE_HASHTABLE(mcg_hash, SROCE_MCG_HASH_BITS);
+	u32 mcg_seed;			/* its hash key (mcast.c) */
 	u32 nr_mcg, nr_mcg_attach;
 };
 
@@ -1183,7 +1184,8 @@ void sroce_pool_unpublish(struct sroce_pool *pool,
 			  struct sroce_pool_elem *elem);
 struct sroce_pool_elem *sroce_pool_get(struct sroce_pool *pool, u32 id);
 void sroce_pool_elem_put(struct sroce_pool_elem *elem);
-void sroce_pool_remove(struct sroce_pool *pool, struct sroce_pool_elem *elem);
+void sroce_pool_remove(struct sroce_pool *pool, struct sroce_pool_elem *elem,
+		       struct ib_device *ibdev);
 
 /* A QP by QPN, with a reference (a packet in flight holds its QP). */
 static inline struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)

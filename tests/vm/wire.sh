@@ -79,10 +79,14 @@
 #   rnr_wait    of two QPs with a SEND out, the one waiting out an RNR NAK
 #               gives the other its share of the window until it sends
 #               again (tracepoints); its retry timer stays quiet meanwhile
+#   rnr_seq_exc retry_cnt 0: an RNR NAK for the first of two SENDs, then a
+#               sequence NAK for the second: the first completes, the
+#               second fails with retry exceeded
 #   mcast_local the host's own UD datagrams to an IPv4 and an IPv6 group
-#               reach its attached QP (IBA 10.5), neither a bad source
-#   destroy_wait a packet held 12 s in a plug qdisc holds its QP: destroy
-#               waits for it and says so in the kernel log after 10 s
+#               reach its attached QP (IBA 10.5), neither a bad source; one
+#               naming the QP instead of the multicast QPN is refused
+#   destroy_wait a packet held in a plug qdisc holds its QP: destroy waits
+#               for it and says so in the kernel log after 10 s
 #   ud_dgid     (sroce1 on a veth pair) a UD datagram that arrives on the
 #               bound netdev for another of the host's addresses: dropped
 #               and counted; one to the device's own address received;
@@ -118,7 +122,7 @@ before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
 	 atomic_write atomic_write_answers rdma_flush atomic_replay gsi dup_read uc_hostile access ud_oversize lengths \
-	 nak_order responses bad_answer timeout_window overrun_nak lo rnr_wait mcast_local destroy_wait; do
+	 nak_order responses bad_answer timeout_window overrun_nak lo rnr_wait rnr_seq_exc mcast_local destroy_wait; do
 	scenario "$s"
 done
 
