@@ -47,6 +47,7 @@ variant() {
 	row "$name" $((p + 3)) read_bw_64KiB 4 MB/s ib_read_bw -s 65536 -n 2000
 	row "$name" $((p + 4)) send_rate_64B 5 Mpps ib_send_bw -s 64 -n 20000
 	row "$name" $((p + 5)) send_bw_64KiB_ev 4 MB/s ib_send_bw -s 65536 -n 2000 -e
+	row "$name" $((p + 6)) read_lat_64B 5 usec ib_read_lat -s 64 -n 2000
 	vm_barrier "rows-$r-$name"
 	# Packets sent and acknowledgements sent, both VMs together.
 	vm_put "ack-$r-$name-$VM_ID" "$(counter tx_packets) $(counter ack_sent)"
