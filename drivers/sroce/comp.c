@@ -437,15 +437,12 @@ static void sroce_comp_retry_exc(struct sroce_qp *qp)
 	struct sroce_send_wqe *wqe;
 
 	/*
-	 * What the peer acknowledged meanwhile completes first; if that
-	 * failed the QP (a WQE in error, or a CQ with no room), the SQ is
-	 * flushed and sq.head is no WQE.
-	 */
-	/*
-	 * After a go-back (an RNR NAK) the requester may still stand at
-	 * WQEs the NAK that used up the retries acknowledged: they are done,
-	 * and complete first; the oldest WQE still unanswered is the one
-	 * that fails, never one the peer took.
+	 * What the peer acknowledged meanwhile completes first, so that the
+	 * WQE that fails is the oldest one still unanswered, never one the
+	 * peer took.  After a go-back (an RNR NAK) the requester may still
+	 * stand at WQEs the NAK that used up the retries acknowledged: it
+	 * catches up to them.  If completing failed the QP (a WQE in error,
+	 * or a CQ with no room), the SQ is flushed and sq.head is no WQE.
 	 */
 	sroce_req_catch_up(qp);
 	if (sroce_comp_run(qp))

@@ -28,7 +28,7 @@
  */
 #include "sroce.h"
 
-/* How often a destroy that waits for the last user says so. */
+/* How long a destroy waits for the last user before it says so. */
 #define SROCE_POOL_WAIT_WARN	(10 * HZ)
 
 void sroce_pool_init(struct sroce_pool *pool, u32 min, u32 max, u32 count)
