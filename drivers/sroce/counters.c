@@ -43,6 +43,7 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_CNT_MAX] = {
 	[SROCE_CNT_TX_MCAST]		= { .name = "tx_multicast" },
 	[SROCE_CNT_RX_UC_DROP]		= { .name = "rx_drop_uc_message" },
 	[SROCE_CNT_LINK_DOWNED]		= { .name = "link_downed" },
+	[SROCE_CNT_RX_CNP]		= { .name = "rp_cnp_ignored" },
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,

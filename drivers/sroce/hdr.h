@@ -105,6 +105,14 @@ static inline u8 sroce_opcode_op(u8 opcode)
 #define SROCE_OPCODE_FLUSH		0x1c
 #define SROCE_OPCODE_ATOMIC_WRITE	0x1d
 
+/*
+ * A Congestion Notification Packet (RoCEv2, IBA annex A17.9.3): BTH of
+ * this opcode, 16 reserved bytes, ICRC.  A RoCE NIC sends one to the QP
+ * whose packet reached it marked ECN Congestion Experienced.
+ */
+#define SROCE_OPCODE_CNP	(IB_OPCODE_CNP | 0x01)
+#define SROCE_CNP_RSVD		16
+
 /* What a packet of each operation carries (bits of sroce_op_info()). */
 #define SROCE_H_RETH	BIT(0)
 #define SROCE_H_AETH	BIT(1)

@@ -124,13 +124,27 @@ int sroce_process_mad(struct ib_device *ibdev, int mad_flags, u32 port_num,
 	    hdr->class_version != 1 || hdr->method != IB_MGMT_METHOD_GET ||
 	    *out_mad_size < sizeof(*out))
 		return IB_MAD_RESULT_SUCCESS;
+	if (hdr->attr_id != IB_PMA_CLASS_PORT_INFO &&
+	    hdr->attr_id != IB_PMA_PORT_COUNTERS &&
+	    hdr->attr_id != IB_PMA_PORT_COUNTERS_EXT)
+		return IB_MAD_RESULT_SUCCESS;
+
 	/*
 	 * One port; 0xFF is "all ports" (IBA 16.1.3.5), the same one here.
-	 * Anything else, and an attribute modifier, the MAD layer refuses.
+	 * None of these attributes takes a modifier.  A Get that names
+	 * another port, or has a modifier, is an attribute we support with
+	 * an invalid value in it: its GetResp says so (status code 7, "an
+	 * invalid value in the attribute or modifier", IBA 13.4.7) and
+	 * carries the request's attribute back.
 	 */
 	if (hdr->attr_mod || (hdr->attr_id != IB_PMA_CLASS_PORT_INFO &&
-			      port_select != 1 && port_select != 0xff))
-		return IB_MAD_RESULT_SUCCESS;
+			      port_select != 1 && port_select != 0xff)) {
+		*out = *in;
+		out->mad_hdr.method = IB_MGMT_METHOD_GET_RESP;
+		out->mad_hdr.status =
+			cpu_to_be16(IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE);
+		goto reply;
+	}
 
 	memset(out, 0, sizeof(*out));
 	out->mad_hdr = *hdr;
@@ -153,12 +167,11 @@ int sroce_process_mad(struct ib_device *ibdev, int mad_flags, u32 port_num,
 	case IB_PMA_PORT_COUNTERS:
 		sroce_pma_counters(sdev, port_select, data);
 		break;
-	case IB_PMA_PORT_COUNTERS_EXT:
+	default:	/* IB_PMA_PORT_COUNTERS_EXT */
 		sroce_pma_counters_ext(sdev, port_select, data);
 		break;
-	default:
-		return IB_MAD_RESULT_SUCCESS;
 	}
+reply:
 	*out_mad_size = sizeof(*out);
 	return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_REPLY;
 }

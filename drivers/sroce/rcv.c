@@ -104,6 +104,19 @@ static int sroce_parse(struct sroce_pkt *pkt, u32 len)
 	u32 hlen;
 
 	pkt->opcode = pkt->bth->opcode;
+	if (pkt->opcode == SROCE_OPCODE_CNP) {
+		/* The CNP's headers; sroce_rcv() takes it no further. */
+		if ((pkt->bth->flags & (SROCE_BTH_TVER_MASK |
+					SROCE_BTH_PAD_MASK)) ||
+		    len != sizeof(struct sroce_bth) + SROCE_CNP_RSVD +
+			   SROCE_ICRC_LEN)
+			return -EINVAL;
+		pkt->info = 0;
+		pkt->pad = 0;
+		pkt->paylen = 0;
+		hlen = sizeof(struct sroce_bth) + SROCE_CNP_RSVD;
+		goto fields;
+	}
 	pkt->info = sroce_op_info(pkt->opcode);
 	if (!(pkt->info & SROCE_F_VALID))
 		return -EINVAL;
@@ -148,6 +161,7 @@ static int sroce_parse(struct sroce_pkt *pkt, u32 len)
 	 */
 	if (pkt->paylen > ib_mtu_enum_to_int(IB_MTU_4096))
 		return -EINVAL;
+fields:
 	pkt->ext = pkt->hdr + sizeof(struct sroce_bth);
 	pkt->payload = pkt->hdr + hlen;
 	pkt->qpn = be32_to_cpu(pkt->bth->qpn) & SROCE_QPN_MASK;
@@ -444,6 +458,18 @@ static void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv4,
 	}
 	trace_sroce_rcv(sdev, &pkt);
 
+	/*
+	 * A CNP asks the sender of a marked packet to slow down (annex
+	 * A17.9): a reaction point's job, which sroce does not do (its
+	 * packets are ECN-capable only if the user's traffic class says so,
+	 * and its rate is set by its window).  Counted apart, as a NIC with
+	 * congestion control off counts them, not as a malformed packet.
+	 */
+	if (pkt.opcode == SROCE_OPCODE_CNP) {
+		sroce_count(sdev, SROCE_CNT_RX_CNP);
+		consume_skb(skb);
+		return;
+	}
 	if (pkt.qpn == SROCE_QPN_MCAST) {
 		/* IBA 10.5: a UD send to a group goes to all its QPs. */
 		if (sroce_opcode_tp(pkt.opcode) != IB_OPCODE_UD ||

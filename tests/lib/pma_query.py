@@ -7,6 +7,8 @@ performance manager sends them: from a UD QP of our own, over the wire
     pma_query.py DEV GID_INDEX get ATTR [DGID] -> prints the answer's fields
     pma_query.py DEV GID_INDEX set ATTR   -> prints "no answer" or the status
     pma_query.py DEV GID_INDEX bad ATTR   -> a MAD of class version 2
+    pma_query.py DEV GID_INDEX badport ATTR -> a Get of PortSelect 2
+    pma_query.py DEV GID_INDEX badmod ATTR  -> a Get with attribute modifier 1
 
 ATTR: cpi (ClassPortInfo), pc (PortCounters), pcx (PortCountersExtended).
 DGID: the port to ask (sysfs spelling), default our own GID_INDEX's GID.
@@ -32,11 +34,11 @@ GRH = 40
 MAD = 256
 
 
-def mad(method, attr, class_version=1, tid=0x5352):
+def mad(method, attr, class_version=1, tid=0x5352, port=1, attr_mod=0):
     hdr = struct.pack('>BBBBHHQHHI', 1, 0x04, class_version, method, 0, 0,
-                      tid, attr, 0, 0)
+                      tid, attr, 0, attr_mod)
     data = bytearray(MAD - len(hdr))
-    data[41] = 1                       # PortSelect: port 1
+    data[41] = port                    # PortSelect
     return hdr + bytes(data)
 
 
@@ -54,8 +56,10 @@ def main():
     mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
     qp.post_recv(RecvWR(num_sge=1, sg=[SGE(mr.buf, GRH + MAD, mr.lkey)]))
 
-    method = {'get': 0x01, 'set': 0x02, 'bad': 0x01}[op]
-    out = mad(method, attr, 2 if op == 'bad' else 1)
+    method = 0x02 if op == 'set' else 0x01
+    out = mad(method, attr, 2 if op == 'bad' else 1,
+              port=2 if op == 'badport' else 1,
+              attr_mod=1 if op == 'badmod' else 0)
     mr.write(out, len(out), 1024)
     gid = GID(sys.argv[5]) if len(sys.argv) > 5 else ctx.query_gid(1, gidx)
     ah = AH(pd, attr=AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=gidx),

@@ -57,7 +57,9 @@ done
 # counters read through it, and a PerfMgt Get from the wire (a UD QP of
 # ours to QP1) answered by it, as a RoCE NIC's PMA answers; a Set (which
 # would clear them) and a MAD of an unknown class version it leaves to the
-# MAD layer, which answers "unsupported" (status 0x000C) and clears none.
+# MAD layer, which answers "unsupported" (status 0x000C) and clears none;
+# a Get it answers that names another port, or has a modifier, it refuses
+# as "invalid value" (status 0x001C).
 pc=/sys/class/infiniband/sroce0/ports/1/counters
 lstat() { rdma statistic show link sroce0/1 | tr -s ' ' '\n' | awk -v k="$1" '$0 == k { getline; print }'; }
 pma_sysfs() {
@@ -86,6 +88,10 @@ check "PMA from the wire: a Set is refused (unsupported)" \
 	pma_says set pc "method 0x81 status 0x000c"
 check "PMA from the wire: class version 2 is refused (unsupported)" \
 	pma_says bad pc "method 0x81 status 0x000c"
+check "PMA from the wire: a Get of another port gets \"invalid value\" (status 0x001C)" \
+	pma_says badport pcx "method 0x81 status 0x001c attr 0x001d"
+check "PMA from the wire: a Get with an attribute modifier gets \"invalid value\"" \
+	pma_says badmod pc "method 0x81 status 0x001c attr 0x0012"
 check "PMA: the Set cleared nothing" test "$(cat $pc/port_xmit_data)" -gt $((200 * 65536 / 4))
 
 # Data integrity: every opcode, sizes around the MTU, multi-SGE, unaligned.

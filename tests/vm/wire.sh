@@ -29,7 +29,8 @@
 #   flush       an RC QP sent to Error mid-SEND still completes every receive
 #   counters    each receive drop, NAK, ACK, duplicate, out-of-sequence,
 #               retransmit and retry-timeout counter provoked once and read
-#               back, with every sroce tracepoint on; each tracepoint fired
+#               back, with every sroce tracepoint on; each tracepoint fired;
+#               a CNP counted in rp_cnp_ignored, not as a bad header
 #   roce_trace  tools/roce-trace decodes every AETH syndrome
 #   cli         roce_packet.py's command line sends a WRITE, shows the ACK
 #   atomic_write  RDMA Atomic Write: lands and is answered by an empty READ
