@@ -616,13 +616,17 @@ again:
 	/*
 	 * A mapped SQ run dry: will a doorbell be needed?  Only then: a
 	 * requester stopped by the window, an RNR wait or a fence is run
-	 * again by what stopped it.
+	 * again by what stopped it.  Each look costs the budget: a process
+	 * that moves its producer index back and forth must not keep the
+	 * engine here.
 	 */
 	if (dry && budget > 0 && qp->sq.ring &&
 	    req->idx == READ_ONCE(qp->sq.tail) &&
 	    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
-	    sroce_sq_idle(qp))
+	    sroce_sq_idle(qp)) {
+		budget--;
 		goto again;
+	}
 	return budget <= 0;
 }
 

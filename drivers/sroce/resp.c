@@ -457,6 +457,27 @@ static u32 sroce_rd_npkts(struct sroce_qp *qp, u32 len)
 	return max_t(u32, 1, DIV_ROUND_UP(len, qp->mtu));
 }
 
+/*
+ * Free the resources at the head of the ring whose answers are all sent
+ * (or dropped for a duplicate READ): their MRs go, their slots may be
+ * taken again.  Their records stay for duplicates (sroce_resp_duplicate()).
+ * Return: whether a resource has answers to send.
+ */
+static bool sroce_rd_reap(struct sroce_resp *resp)
+{
+	while (resp->rd_next != resp->rd_tail) {
+		struct sroce_rd_res *res = sroce_rd_at(resp, resp->rd_next);
+
+		if (res->sent != res->npkts)
+			return true;
+		if (res->mr)
+			sroce_mr_put(res->mr);
+		res->mr = NULL;
+		resp->rd_next++;
+	}
+	return false;
+}
+
 /**
  * sroce_resp_tx - send queued read responses and atomic ACKs
  * @qp: the QP, with qp->lock held
@@ -474,19 +495,12 @@ bool sroce_resp_tx(struct sroce_qp *qp, int budget)
 		return false;
 	if (resp->rd_next != resp->rd_tail)
 		sroce_resp_ack_flush(qp);	/* PSN order on the wire */
-	while (resp->rd_next != resp->rd_tail) {
+	while (sroce_rd_reap(resp)) {
 		struct sroce_rd_res *res = sroce_rd_at(resp, resp->rd_next);
 		struct sroce_pkt pkt;
 		u32 off, paylen = 0;
 		u8 op;
 
-		if (res->sent == res->npkts) {
-			if (res->mr)
-				sroce_mr_put(res->mr);
-			res->mr = NULL;
-			resp->rd_next++;
-			continue;
-		}
 		if (budget-- <= 0)
 			return true;
 		if (res->op == IB_OPCODE_RDMA_READ_REQUEST) {
@@ -607,6 +621,8 @@ struct sroce_rd_res *sroce_rd_alloc(struct sroce_qp *qp)
 	struct sroce_rd_res *res;
 
 	lockdep_assert_held(&qp->lock);
+	/* Those a duplicate READ just dropped may make room. */
+	sroce_rd_reap(resp);
 	if (resp->rd_tail - resp->rd_next >= resp->rd_size)
 		return NULL;
 	res = sroce_rd_at(resp, resp->rd_tail);
@@ -850,8 +866,13 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		 */
 		for (i = resp->rd_next; i != resp->rd_tail; i++) {
 			struct sroce_rd_res *res = sroce_rd_at(resp, i);
+			u32 last = sroce_psn_add(res->psn, res->npkts - 1);
 
-			if (sroce_psn_diff(res->psn, pkt->psn) >= 0)
+			/*
+			 * Also the READ this one asks again from its middle
+			 * (a response lost): its answers from there on.
+			 */
+			if (sroce_psn_diff(last, pkt->psn) >= 0)
 				res->sent = res->npkts;
 		}
 		sroce_resp_read(qp, pkt, &first);

@@ -49,6 +49,8 @@
 #               and QP1 still receives after them
 #   dup_read    a duplicate READ answered again only when it asks for (part
 #               of) a READ the QP took; others dropped without a NAK
+#   dup_read_mid  a duplicate READ from the middle of a READ still being
+#               answered cuts that answer short and is answered from there
 #   uc_hostile  UC: a PSN far ahead does not stall the QP; a SEND too long
 #               for its receive, or a FIRST short of the MTU, is dropped
 #               and counted, the WQE takes the next message
@@ -122,7 +124,7 @@ fake_peer_up
 before=$(objects)
 
 for s in icrc ud spoof pkey dereg rnr late_ack uc_resync flush counters roce_trace cli \
-	 atomic_write atomic_write_answers rdma_flush atomic_replay gsi dup_read uc_hostile access ud_oversize lengths \
+	 atomic_write atomic_write_answers rdma_flush atomic_replay gsi dup_read dup_read_mid uc_hostile access ud_oversize lengths \
 	 nak_order responses bad_answer timeout_window overrun_nak lo rnr_wait rnr_seq_exc mcast_local destroy_wait; do
 	scenario "$s"
 done
