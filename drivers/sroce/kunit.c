@@ -276,14 +276,27 @@ static void sroce_rd_ring_resizes(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, qp->resp.rd);
 }
 
+/* A resource with one answer to send, as the responder takes them. */
+static bool sroce_kunit_rd_take(struct sroce_qp *qp)
+{
+	struct sroce_rd_res *res = sroce_rd_alloc(qp);
+
+	if (res)
+		res->npkts = 1;
+	return res;
+}
+
 /*
  * The ring: twice max_dest_rd_atomic and one more, at least 16, a power of
- * two; full, it takes nothing until one is answered; none at all without
- * responder resources.
+ * two; full, it takes nothing until one is answered (the oldest, or, once
+ * a duplicate READ dropped its answers, any run of them from the oldest);
+ * none at all without responder resources.  The results are taken under
+ * qp->lock and checked after it: a failed expectation allocates.
  */
 static void sroce_rd_alloc_limits(struct kunit *test)
 {
 	struct sroce_qp *qp = sroce_kunit_rd_qp(test);
+	bool got[22];
 	int i;
 
 	KUNIT_EXPECT_EQ(test, sroce_rd_ring_size(0), 0U);
@@ -292,20 +305,35 @@ static void sroce_rd_alloc_limits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_rd_ring_size(128), 512U);
 
 	spin_lock_bh(&qp->lock);
-	KUNIT_EXPECT_NULL(test, sroce_rd_alloc(qp));
+	got[0] = sroce_kunit_rd_take(qp);
 	spin_unlock_bh(&qp->lock);
+	KUNIT_EXPECT_FALSE(test, got[0]);
 
 	KUNIT_EXPECT_EQ(test, sroce_kunit_rd_resize(test, qp,
 						    sroce_rd_ring_size(4)), 0);
 	spin_lock_bh(&qp->lock);
 	for (i = 0; i < 16; i++)
-		KUNIT_EXPECT_NOT_NULL(test, sroce_rd_alloc(qp));
-	KUNIT_EXPECT_NULL(test, sroce_rd_alloc(qp));
-	qp->resp.rd_next++;
-	KUNIT_EXPECT_NOT_NULL(test, sroce_rd_alloc(qp));
-	KUNIT_EXPECT_NULL(test, sroce_rd_alloc(qp));
+		got[i] = sroce_kunit_rd_take(qp);
+	got[16] = sroce_kunit_rd_take(qp);		/* full */
+	sroce_kunit_rd(qp, qp->resp.rd_next)->sent = 1;	/* answered */
+	got[17] = sroce_kunit_rd_take(qp);
+	got[18] = sroce_kunit_rd_take(qp);		/* full */
+	/* The next two dropped, the one after pending: two come free. */
+	sroce_kunit_rd(qp, qp->resp.rd_next)->sent = 1;
+	sroce_kunit_rd(qp, qp->resp.rd_next + 1)->sent = 1;
+	got[19] = sroce_kunit_rd_take(qp);
+	got[20] = sroce_kunit_rd_take(qp);
+	got[21] = sroce_kunit_rd_take(qp);		/* full */
 	qp->resp.rd_next = qp->resp.rd_tail;
 	spin_unlock_bh(&qp->lock);
+	for (i = 0; i < 16; i++)
+		KUNIT_EXPECT_TRUE(test, got[i]);
+	KUNIT_EXPECT_FALSE(test, got[16]);
+	KUNIT_EXPECT_TRUE(test, got[17]);
+	KUNIT_EXPECT_FALSE(test, got[18]);
+	KUNIT_EXPECT_TRUE(test, got[19]);
+	KUNIT_EXPECT_TRUE(test, got[20]);
+	KUNIT_EXPECT_FALSE(test, got[21]);
 	KUNIT_EXPECT_EQ(test, sroce_kunit_rd_resize(test, qp, 0), 0);
 }
 

@@ -408,8 +408,12 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	unsigned long flags;
 	int n;
 
-	/* A kernel caller's misuse: only FRWR MRs have a next list. */
-	if (mr->kind != SROCE_MR_FRWR)
+	/*
+	 * A kernel caller's misuse: only FRWR MRs have a next list, and
+	 * ib_core takes any page size it is given, which the page walk
+	 * (ib_sg_to_pages(), sroce_mr_addr()) needs to be a power of two.
+	 */
+	if (mr->kind != SROCE_MR_FRWR || !is_power_of_2(ibmr->page_size))
 		return -EINVAL;
 	spin_lock_irqsave(&mr->lock, flags);
 	mr->next_npages = 0;

@@ -827,6 +827,15 @@ static void sroce_test_mr_ah(struct sroce_test *t, struct ib_pd *pd,
 			      mr->iova == (u64)(uintptr_t)buf,
 			      "ib_map_mr_sg maps 4 pages (%d, length %llu)", n,
 			      mr->length);
+		if (n == 4) {
+			/* Misuse: a page size no power of two, or 0. */
+			int odd = ib_map_mr_sg(mr, sg, 4, NULL, 3000);
+			int zero = ib_map_mr_sg(mr, sg, 4, NULL, 0);
+
+			sroce_test_ok(t, odd == -EINVAL && zero == -EINVAL,
+				      "ib_map_mr_sg with page size 3000 or 0: EINVAL (%d, %d)",
+				      odd, zero);
+		}
 		ib_dma_unmap_sg(t->dev, sg, 4, DMA_BIDIRECTIONAL);
 	}
 	kfree(buf);
