@@ -283,7 +283,7 @@ static bool sroce_kunit_rd_take(struct sroce_qp *qp)
 
 	if (res)
 		res->npkts = 1;
-	return res;
+	return !!res;
 }
 
 /*

@@ -412,12 +412,15 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	 * A kernel caller's misuse: only FRWR MRs have a next list, and
 	 * ib_core takes any page size it is given, which the page walk
 	 * (ib_sg_to_pages(), sroce_mr_addr()) needs to be a power of two.
+	 * ib_core leaves a size refused here in ibmr: the page shift goes
+	 * with the list it was mapped with, to the REG_MR that takes it.
 	 */
 	if (mr->kind != SROCE_MR_FRWR || !is_power_of_2(ibmr->page_size))
 		return -EINVAL;
 	spin_lock_irqsave(&mr->lock, flags);
 	mr->next_npages = 0;
 	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_set_page);
+	mr->next_page_shift = ilog2(ibmr->page_size);
 	mr->next_page_offset = ibmr->iova & (ibmr->page_size - 1);
 	mr->next_staged = true;
 	spin_unlock_irqrestore(&mr->lock, flags);
@@ -508,7 +511,7 @@ enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp,
 	if (mr->next_staged) {
 		swap(mr->pages, mr->next_pages);
 		mr->npages = mr->next_npages;
-		mr->page_shift = ilog2(mr->ibmr.page_size);
+		mr->page_shift = mr->next_page_shift;
 		mr->page_offset = mr->next_page_offset;
 		mr->next_staged = false;
 	}

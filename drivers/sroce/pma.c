@@ -7,10 +7,11 @@
  * ib_core reads the port's counters through it for sysfs
  * (/sys/class/infiniband/DEV/ports/1/counters/, which monitoring tools and
  * perftest -W read), as it does for a RoCE NIC's.  A PerfMgt Get from the
- * wire (GSI, QP1) is answered too, as a NIC's PMA does.  Everything else
- * (Set, other attributes and classes, malformed MADs) goes on to the MAD
- * layer untouched, which hands it to an agent or answers "unsupported": a
- * Set would clear counters an operator reads.
+ * wire (GSI, QP1) is answered too, as a NIC's PMA does, and a Get of
+ * them naming another port or with a modifier gets "invalid value".
+ * Everything else (Set, other attributes and classes, malformed MADs)
+ * goes on to the MAD layer untouched, which hands it to an agent or
+ * answers "unsupported": a Set would clear counters an operator reads.
  */
 #include <rdma/ib_mad.h>
 #include <rdma/ib_pma.h>

@@ -97,6 +97,32 @@ static struct sroce_dev *sroce_rcv_dev(struct sk_buff *skb, bool ipv4,
 	return ibdev ? to_sdev(ibdev) : NULL;
 }
 
+/* The BTH's fields and where the rest of a parsed packet is. */
+static void sroce_parse_fields(struct sroce_pkt *pkt, u32 hlen)
+{
+	pkt->ext = pkt->hdr + sizeof(struct sroce_bth);
+	pkt->payload = pkt->hdr + hlen;
+	pkt->qpn = be32_to_cpu(pkt->bth->qpn) & SROCE_QPN_MASK;
+	pkt->psn = be32_to_cpu(pkt->bth->apsn) & SROCE_PSN_MASK;
+	pkt->ackreq = !!(be32_to_cpu(pkt->bth->apsn) & SROCE_BTH_ACKREQ);
+}
+
+/*
+ * A CNP (annex A17.9.3): BTH, 16 reserved bytes, the ICRC, no pad, TVer
+ * 0.  sroce_rcv() counts it and takes it no further.
+ */
+static int sroce_parse_cnp(struct sroce_pkt *pkt, u32 len)
+{
+	if ((pkt->bth->flags & (SROCE_BTH_TVER_MASK | SROCE_BTH_PAD_MASK)) ||
+	    len != sizeof(struct sroce_bth) + SROCE_CNP_RSVD + SROCE_ICRC_LEN)
+		return -EINVAL;
+	pkt->info = 0;
+	pkt->pad = 0;
+	pkt->paylen = 0;
+	sroce_parse_fields(pkt, sizeof(struct sroce_bth) + SROCE_CNP_RSVD);
+	return 0;
+}
+
 /* Parse and check the transport headers (IBA 9.6.1 packet checks). */
 static int sroce_parse(struct sroce_pkt *pkt, u32 len)
 {
@@ -104,19 +130,8 @@ static int sroce_parse(struct sroce_pkt *pkt, u32 len)
 	u32 hlen;
 
 	pkt->opcode = pkt->bth->opcode;
-	if (pkt->opcode == SROCE_OPCODE_CNP) {
-		/* The CNP's headers; sroce_rcv() takes it no further. */
-		if ((pkt->bth->flags & (SROCE_BTH_TVER_MASK |
-					SROCE_BTH_PAD_MASK)) ||
-		    len != sizeof(struct sroce_bth) + SROCE_CNP_RSVD +
-			   SROCE_ICRC_LEN)
-			return -EINVAL;
-		pkt->info = 0;
-		pkt->pad = 0;
-		pkt->paylen = 0;
-		hlen = sizeof(struct sroce_bth) + SROCE_CNP_RSVD;
-		goto fields;
-	}
+	if (pkt->opcode == SROCE_OPCODE_CNP)
+		return sroce_parse_cnp(pkt, len);
 	pkt->info = sroce_op_info(pkt->opcode);
 	if (!(pkt->info & SROCE_F_VALID))
 		return -EINVAL;
@@ -161,12 +176,7 @@ static int sroce_parse(struct sroce_pkt *pkt, u32 len)
 	 */
 	if (pkt->paylen > ib_mtu_enum_to_int(IB_MTU_4096))
 		return -EINVAL;
-fields:
-	pkt->ext = pkt->hdr + sizeof(struct sroce_bth);
-	pkt->payload = pkt->hdr + hlen;
-	pkt->qpn = be32_to_cpu(pkt->bth->qpn) & SROCE_QPN_MASK;
-	pkt->psn = be32_to_cpu(pkt->bth->apsn) & SROCE_PSN_MASK;
-	pkt->ackreq = !!(be32_to_cpu(pkt->bth->apsn) & SROCE_BTH_ACKREQ);
+	sroce_parse_fields(pkt, hlen);
 	return 0;
 }
 

@@ -621,7 +621,7 @@ struct sroce_rd_res *sroce_rd_alloc(struct sroce_qp *qp)
 	struct sroce_rd_res *res;
 
 	lockdep_assert_held(&qp->lock);
-	/* Those a duplicate READ just dropped may make room. */
+	/* Those answered (or a duplicate READ dropped) make room. */
 	sroce_rd_reap(resp);
 	if (resp->rd_tail - resp->rd_next >= resp->rd_size)
 		return NULL;
@@ -635,8 +635,48 @@ struct sroce_rd_res *sroce_rd_alloc(struct sroce_qp *qp)
 }
 
 /*
+ * Does a duplicate READ at @psn ask again for what @res answers?  The
+ * requester goes back N (IBA 9.7.6.1): it asks again for every later
+ * request too, and for the rest of the READ it lost a response of.  Both
+ * tests are wrap-safe for a READ of 2^23 packets.
+ */
+static bool sroce_rd_replaced(const struct sroce_rd_res *res, u32 psn)
+{
+	return sroce_psn_diff(res->psn, psn) >= 0 ||
+	       ((psn - res->psn) & SROCE_PSN_MASK) < res->npkts;
+}
+
+/*
+ * A duplicate READ at @psn is answered in place of the pending answers it
+ * asks again for: they are dropped rather than sent ahead of its own (the
+ * requester would take one as an implied NAK of this READ).  An atomic's
+ * or atomic write's resource stays, to answer its duplicate.  Only if its
+ * answer has room, a free slot or the oldest one it replaces: otherwise
+ * nothing changes, and the requester asks again.
+ */
+static bool sroce_rd_dup_replace(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_resp *resp = &qp->resp;
+	u32 i;
+
+	if (!resp->rd_size)
+		return false;
+	sroce_rd_reap(resp);
+	if (resp->rd_tail - resp->rd_next >= resp->rd_size &&
+	    !sroce_rd_replaced(sroce_rd_at(resp, resp->rd_next), psn))
+		return false;
+	for (i = resp->rd_next; i != resp->rd_tail; i++) {
+		struct sroce_rd_res *res = sroce_rd_at(resp, i);
+
+		if (sroce_rd_replaced(res, psn))
+			res->sent = res->npkts;
+	}
+	return true;
+}
+
+/*
  * sroce_resp_read - an RDMA READ request, new or a duplicate of the READ
- * @dup (NULL for a new one): for a duplicate that finds the ring full, the
+ * @dup (NULL for a new one): for a duplicate whose answer has no room, the
  * request is dropped instead of NAKed (the requester asks again).
  */
 static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
@@ -662,7 +702,8 @@ static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			return;
 		}
 	}
-	res = sroce_rd_alloc(qp);
+	res = !dup || sroce_rd_dup_replace(qp, pkt->psn) ?
+	      sroce_rd_alloc(qp) : NULL;
 	if (!res) {
 		if (mr)
 			sroce_mr_put(mr);
@@ -856,25 +897,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		 */
 		if (!sroce_resp_dup_read_known(qp, pkt, &first))
 			return;
-		/*
-		 * Answered again, from what the duplicate asks.  The
-		 * requester goes back N (IBA 9.7.6.1): it asks again for
-		 * every later request too, so their pending answers are
-		 * dropped rather than sent ahead of this one (the requester
-		 * would take one as an implied NAK of this READ).  An atomic's
-		 * or atomic write's resource stays, to answer its duplicate.
-		 */
-		for (i = resp->rd_next; i != resp->rd_tail; i++) {
-			struct sroce_rd_res *res = sroce_rd_at(resp, i);
-			u32 last = sroce_psn_add(res->psn, res->npkts - 1);
-
-			/*
-			 * Also the READ this one asks again from its middle
-			 * (a response lost): its answers from there on.
-			 */
-			if (sroce_psn_diff(last, pkt->psn) >= 0)
-				res->sent = res->npkts;
-		}
+		/* Answered again, from what the duplicate asks. */
 		sroce_resp_read(qp, pkt, &first);
 		return;
 	}

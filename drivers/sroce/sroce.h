@@ -463,8 +463,10 @@ enum sroce_mr_kind {
  *              the MR (and a key not yet invalidated) maps what it did
  *              (IBA 10.6.3.6: the registration takes effect when the WR
  *              executes)
- * @next_npages: entries of @next_pages in use (their page size is
- *               ibmr.page_size, which ib_map_mr_sg() sets)
+ * @next_npages: entries of @next_pages in use
+ * @next_page_shift: log2 of their page size, from the ibmr.page_size that
+ *                   ib_map_mr_sg() set for them (a later call it refuses
+ *                   leaves its own page size there)
  * @next_page_offset: offset of the first byte in @next_pages[0]
  * @next_staged: map_mr_sg() made @next_pages since the last REG_MR (else
  *               a REG_MR registers the list in use again)
@@ -506,6 +508,7 @@ struct sroce_mr {
 	u64 length;
 	u64 *next_pages;
 	u32 next_npages;
+	u32 next_page_shift;
 	u32 next_page_offset;
 	bool next_staged;
 	bool valid;

@@ -1180,9 +1180,10 @@ sroce_test_frwr_remap(struct sroce_test *t, struct ib_qp *qa,
 		.wr = { .opcode = IB_WR_RDMA_READ, .sg_list = &sge,
 			.num_sge = 1 },
 	};
+	struct scatterlist sg;
 	struct ib_wc wc = {};
+	int err, refused;
 	u32 old_rkey;
-	int err;
 
 	err = sroce_test_reconnect(t, qa, qb, cqa, cqb, sgid_index, 7);
 	sroce_test_fill(b, 64, 0x31);
@@ -1195,6 +1196,14 @@ sroce_test_frwr_remap(struct sroce_test *t, struct ib_qp *qa,
 	reg.key = mr->rkey;
 	err = err ?: sroce_test_send(qb, cqb, &reg.wr, &wc);
 	err = err ?: sroce_test_map_page(mr, db + PAGE_SIZE);
+	/*
+	 * A map it refuses (page size 0, which ib_core leaves in the MR)
+	 * changes nothing of the list the REG_MR below registers.
+	 */
+	sg_init_table(&sg, 1);
+	sg_dma_address(&sg) = db;
+	sg_dma_len(&sg) = PAGE_SIZE;
+	refused = ib_map_mr_sg(mr, &sg, 1, NULL, 0);
 	/* Mapped to page 1 now, but neither invalidated nor registered. */
 	old_rkey = mr->rkey;
 	memset(a, 0, 64);
@@ -1213,9 +1222,10 @@ sroce_test_frwr_remap(struct sroce_test *t, struct ib_qp *qa,
 	rd.remote_addr = db + PAGE_SIZE;
 	rd.rkey = mr->rkey;
 	err = err ?: sroce_test_send(qa, cqa, &rd.wr, &wc);
-	sroce_test_ok(t, !err && sroce_test_same(a, 64, 0x47),
-		      "... and after LOCAL_INV and REG_MR the new key reads the new page (%d, %d)",
-		      err, wc.status);
+	sroce_test_ok(t, !err && sroce_test_same(a, 64, 0x47) &&
+		      refused == -EINVAL,
+		      "... and after LOCAL_INV and REG_MR the new key reads the new page, a map refused in between (%d, %d, %d)",
+		      err, wc.status, refused);
 	rd.rkey = old_rkey;
 	err = sroce_test_send(qa, cqa, &rd.wr, &wc);
 	sroce_test_ok(t, err == -EIO && wc.status == IB_WC_REM_ACCESS_ERR,

@@ -56,6 +56,8 @@ def main():
     mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
     qp.post_recv(RecvWR(num_sge=1, sg=[SGE(mr.buf, GRH + MAD, mr.lkey)]))
 
+    if op not in ('get', 'set', 'bad', 'badport', 'badmod'):
+        sys.exit('pma_query.py: unknown operation %r' % op)
     method = 0x02 if op == 'set' else 0x01
     out = mad(method, attr, 2 if op == 'bad' else 1,
               port=2 if op == 'badport' else 1,
