@@ -752,8 +752,15 @@ static void sroce_rnr_timer(struct timer_list *t)
 		sroce_qp_unlock(qp);
 		return;
 	}
-	qp->comp.rnr_wait = false;
-	qp->comp.progress = jiffies;
+	/*
+	 * The end of an RNR wait starts the retry clock again; a tick of
+	 * sroce_qp_kick_later() does not: allocations failing for as long as
+	 * the retry timeout still end in a retry, as a peer gone silent does.
+	 */
+	if (qp->comp.rnr_wait) {
+		qp->comp.rnr_wait = false;
+		qp->comp.progress = jiffies;
+	}
 	sroce_qp_unlock(qp);
 	sroce_qp_kick(qp);
 }

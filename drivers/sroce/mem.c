@@ -289,8 +289,9 @@ static int sroce_mw_copy(struct sroce_mr *win, u32 key,
  * every access checks it again, and the check and the copy are one
  * critical section against REG_MR, LOCAL_INV, SEND_WITH_INV and dereg_mr,
  * so no byte moves after any of those returned (map_mr_sg only prepares
- * the next REG_MR's page list, sroce_map_mr_sg(); a zero-copy
- * send reads its pages later: sroce_mr_frags()).  The same holds for a
+ * the next REG_MR's page list, sroce_map_mr_sg(); a zero-copy send's
+ * packet holds its pages and is read when the device sends it, which may
+ * be later, design.rst: sroce_mr_frags()).  The same holds for a
  * window against its invalidation, rebinding and deallocation.  DMA MRs
  * never change and take no lock (every kernel QP uses the PD's DMA lkey).
  *

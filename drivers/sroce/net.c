@@ -202,7 +202,11 @@ u32 sroce_icrc_frags(const struct sk_buff *skb, bool ipv4, const u8 *bth)
 	return ~crc;
 }
 
-/* The UDP source port: constant per QP, spread over QPs (IBA A17.2.2). */
+/*
+ * The UDP source port of a QP until it has a path (a UD QP: always, but
+ * for an AH with a flow label): constant per QP, spread over QPs (IBA
+ * A17.2.2).  A connected QP's follows its path (sroce_apply_attr()).
+ */
 u16 sroce_src_port(u32 qpn)
 {
 	return IB_ROCE_UDP_ENCAP_VALID_PORT_MIN | (hash_32(qpn, 14) & 0x3fff);
@@ -479,8 +483,9 @@ static int sroce_xmit_build(struct sroce_dev *sdev, const struct sroce_av *av,
 	skb->protocol = htons(ipv4 ? ETH_P_IP : ETH_P_IPV6);
 	/*
 	 * The SL's low three bits: the 802.1p priority a RoCE NIC sends
-	 * (admin-guide.rst), 0 to 7.  An SL is no way for a user to a larger
-	 * skb->priority, which SO_PRIORITY keeps for CAP_NET_ADMIN.
+	 * (admin-guide.rst), 0 to 7.  Any user may choose any SL, as on a
+	 * NIC, so also priority 7, which SO_PRIORITY keeps for
+	 * CAP_NET_ADMIN or CAP_NET_RAW (admin-guide.rst says so).
 	 */
 	skb->priority = av->sl & 7;
 
@@ -595,26 +600,33 @@ static int sroce_xmit_ip(struct sroce_dev *sdev, struct sk_buff *skb,
  * died meanwhile: that route points at the blackhole device, which looks
  * like a loopback device too; IP output discards it.  The IP path leaves
  * skb->dev unset, as a socket does: ip_output() sets it, and a packet
- * waiting on a QP's transmit queue holds no device.  Softirqs are off:
- * the route's device stays.
+ * waiting on a QP's transmit queue holds no device.  The route's device is
+ * read once: softirqs off keep the route, not its device, which
+ * dst_dev_put() on another CPU (an address deleted, lo going away) turns
+ * into the blackhole device, of init_net: a second read could hand the
+ * queue a device of another namespace.
  */
-static bool sroce_xmit_local(struct sroce_dev *sdev,
-			     const struct sk_buff *skb)
+static struct net_device *sroce_xmit_local(struct sroce_dev *sdev,
+					   const struct sk_buff *skb)
 {
-	return READ_ONCE(skb_dst(skb)->dev) == sdev->sn->net->loopback_dev;
+	struct net_device *dev = READ_ONCE(skb_dst(skb)->dev);
+
+	return dev == sdev->sn->net->loopback_dev ? dev : NULL;
 }
 
 /* Hand a finished packet to the IP stack (or the loopback queue). */
 static int sroce_xmit_send(struct sroce_dev *sdev, struct sk_buff *skb)
 {
+	struct net_device *lo;
 	int err;
 
 	if (!sroce_xmit_fits(sdev, skb))
 		return -EMSGSIZE;
-	if (sroce_xmit_local(sdev, skb)) {
+	lo = sroce_xmit_local(sdev, skb);
+	if (lo) {
 		u32 len = skb->len;
 
-		skb->dev = skb_dst(skb)->dev;	/* what the queue takes */
+		skb->dev = lo;	/* what the queue takes */
 		err = sroce_loop_queue(skb);
 		sroce_count_tx(sdev, err, 1, len);
 		return err;
@@ -1014,6 +1026,15 @@ void sroce_qp_unlock(struct sroce_qp *qp)
 	sroce_qp_release(qp);
 	sroce_qp_tx_flush(qp);
 	sroce_qp_deliver_events(qp);
+}
+
+/* sroce_qp_unlock() at the end of a post (sroce_qp_deliver_posted()). */
+void sroce_qp_unlock_posted(struct sroce_qp *qp)
+	__releases(&qp->lock)
+{
+	sroce_qp_release(qp);
+	sroce_qp_tx_flush(qp);
+	sroce_qp_deliver_posted(qp);
 }
 
 static void sroce_crc_free(void)

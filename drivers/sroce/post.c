@@ -317,7 +317,7 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	if (err)
 		*bad_wr = wr;
 	if (flushed)
-		sroce_qp_deliver_events(qp);
+		sroce_qp_deliver_posted(qp);
 	if (flush_later)
 		sroce_qp_kick(qp);
 	return err;

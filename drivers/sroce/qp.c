@@ -281,6 +281,16 @@ static void sroce_apply_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 		a->sq_psn = attr->sq_psn & 0xffffff;
 	if (mask & IB_QP_DEST_QPN)
 		a->dest_qp_num = attr->dest_qp_num;
+	/*
+	 * A connection's UDP source port: of its flow label, or of both QPNs
+	 * when it has none (rdma_get_udp_sport(), the convention ib_verbs.h
+	 * sets for RoCEv2 drivers, rdma_rxe's too): a ULP's flow label
+	 * steers ECMP, and both ends of a connection hash alike.
+	 */
+	if (mask & IB_QP_AV)
+		qp->src_port = rdma_get_udp_sport(av->flow_label,
+						  qp->ibqp.qp_num,
+						  a->dest_qp_num);
 	if (mask & IB_QP_ACCESS_FLAGS)
 		a->qp_access_flags = attr->qp_access_flags;
 	if (mask & IB_QP_PKEY_INDEX)
@@ -357,8 +367,8 @@ void sroce_qp_deliver_shared(struct sroce_qp *qp)
  *
  * The engine only notes events under its locks: the QP's async events,
  * its CQs' notifications and overruns, its SRQ's limit.  Every path that
- * releases qp->lock calls this after (sroce_qp_unlock()), as does every
- * post that completes a WR itself.
+ * releases qp->lock calls this after (sroce_qp_unlock()); a post that
+ * completes a WR itself goes through sroce_qp_deliver_posted().
  */
 void sroce_qp_deliver_events(struct sroce_qp *qp)
 {
@@ -375,6 +385,40 @@ void sroce_qp_deliver_events(struct sroce_qp *qp)
 		if (test_and_clear_bit(order[i], &qp->events_due))
 			sroce_qp_event(qp, order[i]);
 	sroce_qp_deliver_shared(qp);
+}
+
+static bool sroce_cq_due(struct ib_cq *ibcq)
+{
+	struct sroce_cq *cq = ibcq ? to_scq(ibcq) : NULL;
+
+	return cq && (READ_ONCE(cq->notify_due) || READ_ONCE(cq->err_due));
+}
+
+/**
+ * sroce_qp_deliver_posted - deliver what a post noted: here for a process's
+ *	QP, from the QP's work item for a kernel ULP's
+ * @qp: the QP; the caller (post_send, post_recv) holds none of our locks
+ *
+ * A kernel ULP may hold a lock of its own across ib_post_send() that its
+ * completion or event handler takes, or post again from its handler: a
+ * RoCE NIC calls the handlers from its interrupt, rdma_rxe from a
+ * tasklet, never from inside the post.  Called here, the first would
+ * deadlock and the second nest without bound (a UD send or a WR posted in
+ * Error completes before the post returns).  uverbs' handlers only queue
+ * an event for the process.
+ */
+void sroce_qp_deliver_posted(struct sroce_qp *qp)
+{
+	struct ib_qp *ibqp = &qp->ibqp;
+
+	if (ibqp->uobject) {
+		sroce_qp_deliver_events(qp);
+		return;
+	}
+	if (READ_ONCE(qp->events_due) || sroce_cq_due(ibqp->send_cq) ||
+	    sroce_cq_due(ibqp->recv_cq) ||
+	    (ibqp->srq && READ_ONCE(to_ssrq(ibqp->srq)->limit_due)))
+		sroce_qp_kick(qp);
 }
 
 /*

@@ -376,6 +376,13 @@ bool sroce_qp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		}
 		sroce_rx_cb(pkt->skb)->vlan_id = pkt->vlan_id;
 		sroce_rx_cb(pkt->skb)->ifindex = pkt->ifindex;
+		/*
+		 * Its route is often a noref one, valid in this RCU section
+		 * only; the backlog may run from the QP's work item, later.
+		 * Nothing there needs it: the cb keeps what the packet's
+		 * handling reads of where it came from.
+		 */
+		skb_dst_drop(pkt->skb);
 		skb_queue_tail(q, pkt->skb);
 		sroce_count(pkt->sdev, SROCE_CNT_RX_DEFERRED);
 		/*
@@ -522,24 +529,29 @@ drop:
  * program's (any user can send UDP from the host's addresses, the peer
  * addresses of every connection between two QPs of this host; rdma_rxe
  * drops it too), and one from another host that claims one of this host's
- * addresses as its source is forged: IPv4 drops those itself (a martian
- * source), IPv6 does not.  The wire tests inject through lo, from raw
- * sockets, and let such packets in (debugfs rx_lo, root only).
+ * addresses as its source is forged.  IPv4 drops those itself (a martian
+ * source) unless the netdev accepts local sources (accept_local, which
+ * some container and VRF setups set), IPv6 never: both are looked up
+ * here.  The wire tests inject through lo, from raw sockets, and let such
+ * packets in (debugfs rx_lo, root only).
  *
  * But a datagram to a group that a program of this host sent comes back
  * from the host's address: the IP stack loops it to the joined host on the
  * netdev it left by (PACKET_LOOPBACK, netns.c), for the group's QPs on the
- * sending node (IBA 10.5).  Only a group's QPs take it: a unicast QPN in
- * a datagram to a group is refused (sroce_pkt_to_group()).
+ * sending node (IBA 10.5); IPv4 loops a broadcast so too.  Only a group's
+ * QPs take it: a unicast QPN in a datagram to a group is refused
+ * (sroce_pkt_to_group()).  Under RCU (the socket's receive path).
  */
 static bool sroce_rcv_src_ok(struct sock *sk, struct sk_buff *skb,
 			     bool ipv4)
 {
 	if (skb->dev->flags & IFF_LOOPBACK)
 		return READ_ONCE(sroce_rx_lo);
-	if (ipv4 || (skb->pkt_type == PACKET_LOOPBACK &&
-		     ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr)))
+	if (skb->pkt_type == PACKET_LOOPBACK &&
+	    (ipv4 || ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr)))
 		return true;
+	if (ipv4)
+		return !__ip_dev_find(sock_net(sk), ip_hdr(skb)->saddr, false);
 	return !ipv6_chk_addr(sock_net(sk), &ipv6_hdr(skb)->saddr, NULL, 0);
 }
 

@@ -425,6 +425,27 @@ static enum ib_wc_status sroce_local_op(struct sroce_qp *qp,
 }
 
 /*
+ * May @wqe's next packet leave now?  Not while the QP's share of the
+ * window is in flight, nor while its packets fill the transmit queue
+ * (resumed by the packet that brings it to LOW, net.c), nor, for a read,
+ * atomic or atomic write, while max_rd_atomic of them are pending (IBA
+ * 9.7.7.1).
+ */
+static bool sroce_req_blocked(struct sroce_qp *qp,
+			      const struct sroce_send_wqe *wqe)
+{
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+
+	if (rc && sroce_psn_diff(qp->req.psn, qp->comp.psn) >=
+		  (int)sroce_req_window(qp))
+		return true;
+	if (atomic_read(&qp->skb_out) >= SROCE_SKB_OUT_MAX)
+		return true;
+	return rc && sroce_wqe_takes_rd_res(wqe->opcode) &&
+	       qp->req.rd_inflight >= max_t(u32, qp->attr.max_rd_atomic, 1);
+}
+
+/*
  * Start a WQE: local operations run here, at their place in the SQ; the
  * first transmission of the others is numbered.  Returns false when the
  * WQE must wait (fence, read/atomic credits).
@@ -558,8 +579,14 @@ again:
 			break;
 		wqe = sroce_sq_wqe(qp, req->idx);
 		if (wqe->state == SROCE_WQE_POSTED) {
-			/* IBA 11.6.3.1: an SQD QP starts no new WQE. */
-			if (state == IB_QPS_SQD)
+			/*
+			 * IBA 11.6.3.1: an SQD QP starts no new WQE.  And a
+			 * WQE starts when its first packet may leave: one
+			 * started is in progress, which SQD lets finish.
+			 */
+			if (state == IB_QPS_SQD ||
+			    (!sroce_wqe_is_local(wqe) &&
+			     sroce_req_blocked(qp, wqe)))
 				break;
 			if (!sroce_req_start(qp, wqe))
 				break;
@@ -572,18 +599,7 @@ again:
 			budget--;
 			continue;
 		}
-		if (rc && sroce_psn_diff(req->psn, qp->comp.psn) >=
-			  (int)sroce_req_window(qp))
-			break;
-		/* Resumed by the packet that brings it to LOW (net.c). */
-		if (atomic_read(&qp->skb_out) >= SROCE_SKB_OUT_MAX)
-			break;
-		/*
-		 * IBA 9.7.7.1: at most max_rd_atomic reads, atomics and
-		 * atomic writes pending.
-		 */
-		if (rc && sroce_wqe_takes_rd_res(wqe->opcode) &&
-		    req->rd_inflight >= max_t(u32, qp->attr.max_rd_atomic, 1))
+		if (sroce_req_blocked(qp, wqe))
 			break;
 		err = sroce_req_send_one(qp, wqe);
 		if (err == -EACCES) {
@@ -869,6 +885,14 @@ int sroce_wqe_fill(struct sroce_qp *qp, struct sroce_send_wqe *wqe,
 		break;
 	case IB_WR_REG_MR:
 		wqe->send_flags &= ~IB_SEND_INLINE;	/* carries no data */
+		/*
+		 * A kernel ULP's MR, whose reference is taken here: one of
+		 * this device's (its PD is checked when the WR runs), else
+		 * the reference would land in another driver's object.
+		 */
+		if (!reg_wr(wr)->mr ||
+		    reg_wr(wr)->mr->device != qp->ibqp.device)
+			return -EINVAL;
 		wqe->reg_mr = to_smr(reg_wr(wr)->mr);
 		/* Held until the WR completes, like any MR a WR names. */
 		if (!kref_get_unless_zero(&wqe->reg_mr->elem.ref)) {
@@ -1024,7 +1048,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (err)
 		*bad_wr = wr;
 	if (flushed)
-		sroce_qp_deliver_events(qp);
+		sroce_qp_deliver_posted(qp);
 	if (flush_later) {
 		sroce_qp_kick(qp);
 		return err;
@@ -1032,16 +1056,17 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 	/*
 	 * Run the requester here when we can: in task context, where the
-	 * caller holds none of our locks (the engine calls no consumer
-	 * handler under them, sroce_qp_unlock()).  From interrupts and
-	 * softirqs (a completion handler that posts) the work item runs it.
+	 * caller holds none of our locks.  From interrupts and softirqs (a
+	 * completion handler that posts) the work item runs it.  What it
+	 * completes is not delivered inside the post to a kernel ULP
+	 * (sroce_qp_deliver_posted()).
 	 */
 	if (in_task() && !irqs_disabled()) {
 		bool more;
 
 		spin_lock_bh(&qp->lock);
 		more = sroce_req_run(qp, SROCE_REQ_BUDGET);
-		sroce_qp_unlock(qp);
+		sroce_qp_unlock_posted(qp);
 		if (more)
 			sroce_qp_kick(qp);
 	} else {

@@ -1284,6 +1284,7 @@ bool sroce_qp_complete(struct sroce_qp *qp, struct ib_cq *ibcq,
 		       const struct ib_wc *wc, bool solicited);
 void sroce_qp_sq_error(struct sroce_qp *qp, struct ib_wc *wc);
 void sroce_qp_deliver_events(struct sroce_qp *qp);
+void sroce_qp_deliver_posted(struct sroce_qp *qp);
 
 /* The QP events sroce_qp_deliver_events() delivers. */
 #define SROCE_QP_EVENTS	(BIT(IB_EVENT_COMM_EST) | BIT(IB_EVENT_SQ_DRAINED) | \
@@ -1363,6 +1364,7 @@ int sroce_pkt_alloc(struct sroce_dev *sdev, struct sroce_pkt *pkt, u8 opcode,
 void sroce_qp_xmit(struct sroce_qp *qp, struct sroce_pkt *pkt, bool req);
 void sroce_qp_tx_flush(struct sroce_qp *qp);
 void sroce_qp_unlock(struct sroce_qp *qp) __releases(&qp->lock);
+void sroce_qp_unlock_posted(struct sroce_qp *qp) __releases(&qp->lock);
 int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av,
 	       struct dst_cache *cache, u16 src_port, struct sroce_pkt *pkt);
 

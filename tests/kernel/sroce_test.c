@@ -30,6 +30,8 @@ struct sroce_test {
 	struct completion last_wqe;
 	atomic_t cq_events;		/* IB_EVENT_CQ_ERR seen */
 	atomic_t comp_calls;		/* comp_handler calls */
+	atomic_t comp_in_post;		/* ... inside our own post */
+	struct task_struct *poster;	/* in ib_post_send/recv now */
 	atomic_t flushed;		/* wr_cqe done callbacks */
 	atomic_t traffic_ok;		/* successful traffic completions */
 	atomic_t traffic_bad;
@@ -172,7 +174,50 @@ static void sroce_test_comp(struct ib_cq *cq, void *ctx)
 {
 	struct sroce_test *t = ctx;
 
+	if (READ_ONCE(t->poster) == current)
+		atomic_inc(&t->comp_in_post);
 	atomic_inc(&t->comp_calls);
+	wake_up(&t->wq);
+}
+
+/*
+ * A WR posted in Error completes flushed: its comp_handler is called after
+ * the post returned (from the QP's work item), as a NIC calls it from its
+ * interrupt, never inside the post (a ULP may hold a lock across the post
+ * that its handler takes, or post from the handler).
+ */
+static void sroce_test_flush_handler(struct sroce_test *t, struct ib_qp *qp,
+				     struct ib_cq *cq, bool send)
+{
+	struct ib_send_wr swr = {
+		.wr_id = 20, .opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	struct ib_recv_wr rwr = { .wr_id = 10 };
+	const struct ib_send_wr *sbad;
+	const struct ib_recv_wr *rbad;
+	struct ib_wc wc[2];
+	int err, n;
+
+	atomic_set(&t->comp_calls, 0);
+	atomic_set(&t->comp_in_post, 0);
+	ib_req_notify_cq(cq, IB_CQ_NEXT_COMP);
+	WRITE_ONCE(t->poster, current);
+	if (send)
+		err = ib_post_send(qp, &swr, &sbad);
+	else
+		err = ib_post_recv(qp, &rwr, &rbad);
+	WRITE_ONCE(t->poster, NULL);
+	wait_event_timeout(t->wq, atomic_read(&t->comp_calls), 2 * HZ);
+	n = ib_poll_cq(cq, 2, wc);
+	sroce_test_ok(t, !err && n == 1 && wc[0].status == IB_WC_WR_FLUSH_ERR &&
+		      wc[0].wr_id == (send ? 20 : 10) &&
+		      atomic_read(&t->comp_calls) == 1 &&
+		      !atomic_read(&t->comp_in_post),
+		      "%s in Error: flushed, comp_handler called after the post, not inside it (%d, %d, %d calls, %d inside)",
+		      send ? "post_send" : "post_recv", err, n,
+		      atomic_read(&t->comp_calls),
+		      atomic_read(&t->comp_in_post));
 }
 
 static struct ib_qp *sroce_test_rc_qp(struct sroce_test *t, struct ib_pd *pd,
@@ -728,6 +773,8 @@ static void sroce_test_cq(struct sroce_test *t, struct ib_pd *pd,
 		      "resize to 16 keeps the completions in order (%d, %d)",
 		      err, n);
 	ib_resize_cq(cq, 4);
+	sroce_test_flush_handler(t, qp, cq, false);
+	sroce_test_flush_handler(t, qp, cq, true);
 	ib_destroy_qp(qp);
 
 	/* Eight flushes into a CQ of four: overrun (IBA 11.6.2). */
@@ -1000,6 +1047,17 @@ sroce_test_errors(struct sroce_test *t, struct ib_qp *qa, struct ib_qp *qb,
 		      qattr.qp_state == IB_QPS_RTS,
 		      "SEND without a receive, rnr_retry 0: IB_WC_RNR_RETRY_EXC_ERR, responder still RTS (%d, %d, %d)",
 		      err, wc.status, qattr.qp_state);
+
+	/* A REG_MR naming no MR: refused at the post, the QP unharmed. */
+	err = sroce_test_reconnect(t, qa, qb, cqa, cqb, sgid_index, 7);
+	reg.mr = NULL;
+	if (!err) {
+		const struct ib_send_wr *bad;
+
+		err = ib_post_send(qb, &reg.wr, &bad);
+	}
+	reg.mr = mr;
+	sroce_test_rc(t, err, -EINVAL, "IB_WR_REG_MR of no MR (NULL)");
 
 	/* IBA 10.6.3.6: REG_MR of an MR that is still valid (not free) */
 	err = sroce_test_reconnect(t, qa, qb, cqa, cqb, sgid_index, 7);

@@ -95,7 +95,8 @@
 #               and counted; one to the device's own address received;
 #               one to VLAN 100's address untagged dropped and counted,
 #               through VLAN 100 received; one from the host's own IPv6
-#               address a bad source; an RC NAK to the QP's untagged
+#               address a bad source, from its own IPv4 address too with
+#               accept_local set; an RC NAK to the QP's untagged
 #               address through VLAN 100 a bad source
 . tests/lib/vm.sh
 
