@@ -59,28 +59,30 @@ void sroce_flush_wr(struct sroce_qp *qp, struct ib_cq *ibcq, u64 wr_id,
 
 /*
  * The entries of a mapped queue not taken yet complete flushed, one at a
- * time, each after the queue's lock is dropped, one ring's worth at most:
- * an honest provider has no more, and a process that writes more gets
- * them flushed by its next doorbell, at its cost.
+ * time, each after the queue's lock is dropped, @max at most (at most one
+ * ring's worth: an honest provider has no more, and a process that writes
+ * more gets them flushed by its next doorbell, at its cost).
+ * Return: true if it stopped at @max with entries left.
  */
-static void sroce_uring_flush(struct sroce_qp *qp, struct sroce_queue *q,
-			      struct ib_cq *ibcq, bool recv)
+static bool sroce_uring_flush(struct sroce_qp *qp, struct sroce_queue *q,
+			      struct ib_cq *ibcq, bool recv, u32 max)
 {
 	unsigned long flags;
 	enum ib_wc_opcode op = IB_WC_RECV;
 	u64 wr_id;
 	u32 n;
 
-	for (n = 0; n < q->size; n++) {
+	for (n = 0; n < min(max, q->size); n++) {
 		bool more;
 
 		spin_lock_irqsave(&q->lock, flags);
 		more = sroce_uring_flush_one(q, &wr_id, recv ? NULL : &op);
 		spin_unlock_irqrestore(&q->lock, flags);
 		if (!more)
-			return;
+			return false;
 		sroce_flush_wr(qp, ibcq, wr_id, op);
 	}
+	return max < q->size;
 }
 
 /**
@@ -103,7 +105,7 @@ void sroce_uring_flush_stale(struct sroce_qp *qp, struct sroce_queue *q)
 
 	lockdep_assert_held(&qp->lock);
 	sroce_uring_flush(qp, q, recv ? qp->ibqp.recv_cq : qp->ibqp.send_cq,
-			  recv);
+			  recv, q->size);
 	/*
 	 * The flush set the doorbell flag: an idle SQ keeps it (the next
 	 * post rings), an RQ in INIT needs none (the responder takes it).
@@ -114,6 +116,11 @@ void sroce_uring_flush_stale(struct sroce_qp *qp, struct sroce_queue *q)
 		spin_unlock_irqrestore(&q->lock, flags);
 	}
 }
+
+/* Ring entries a doorbell in Error flushes with softirqs off, at most. */
+#define SROCE_UFLUSH_BATCH	256
+
+static bool __sroce_qp_flush(struct sroce_qp *qp, u32 ring_max);
 
 /**
  * sroce_uring_doorbell_err - a doorbell on a mapped queue whose WRs flush
@@ -126,14 +133,28 @@ void sroce_uring_flush_stale(struct sroce_qp *qp, struct sroce_queue *q)
  */
 void sroce_uring_doorbell_err(struct sroce_qp *qp)
 {
-	spin_lock_bh(&qp->lock);
-	if (sroce_sq_flushes(qp->state))
-		sroce_qp_flush(qp);
-	sroce_qp_unlock(qp);
+	u32 i, laps = DIV_ROUND_UP(max(qp->sq.size, qp->rq.size),
+				   SROCE_UFLUSH_BATCH);
+	bool more = true;
+
+	/*
+	 * A batch at a time, softirqs back on between: a process that wrote
+	 * a ring's worth of entries (or moved its producer so) takes the
+	 * flush's time in its own system call, not from every softirq of
+	 * the CPU.  One ring's worth in all.
+	 */
+	for (i = 0; more && i < laps; i++) {
+		spin_lock_bh(&qp->lock);
+		more = sroce_sq_flushes(qp->state) &&
+		       __sroce_qp_flush(qp, SROCE_UFLUSH_BATCH);
+		sroce_qp_unlock(qp);
+		if (more)
+			cond_resched();
+	}
 }
 
-/* The send half of sroce_qp_flush(), which both states flush. */
-static void sroce_sq_flush(struct sroce_qp *qp)
+/* The send half of __sroce_qp_flush(), which both states flush. */
+static bool sroce_sq_flush(struct sroce_qp *qp, u32 ring_max)
 {
 	struct sroce_queue *q = &qp->sq;
 	unsigned long flags;
@@ -162,28 +183,24 @@ static void sroce_sq_flush(struct sroce_qp *qp)
 	spin_unlock_irqrestore(&q->lock, flags);
 	qp->req.idx = tail;
 	qp->req.rd_inflight = 0;
-	if (q->ring)
-		sroce_uring_flush(qp, q, qp->ibqp.send_cq, false);
+	return q->ring &&
+	       sroce_uring_flush(qp, q, qp->ibqp.send_cq, false, ring_max);
 }
 
-/**
- * sroce_qp_flush - complete the queued WRs its state flushes
- * @qp: a QP in Error or Send Queue Error, with qp->lock held
- *
- * IBA 10.3.1: in Error all outstanding and later posted WRs complete with
- * IB_WC_WR_FLUSH_ERR, signaled or not; in SQE those of the SQ only.  The
- * RQ is flushed only when the QP has its own (an SRQ's WRs belong to
- * other QPs too).
+/*
+ * sroce_qp_flush(), with at most @ring_max entries of each mapped ring.
+ * Return: true if a ring has entries left.
  */
-void sroce_qp_flush(struct sroce_qp *qp)
+static bool __sroce_qp_flush(struct sroce_qp *qp, u32 ring_max)
 {
 	struct sroce_queue *q = &qp->rq;
 	unsigned long flags;
 	u32 head, tail;
+	bool more;
 
-	sroce_sq_flush(qp);
+	more = sroce_sq_flush(qp, ring_max);
 	if (qp->state != IB_QPS_ERR || !q->buf)
-		return;
+		return more;
 	/* As for the SQ: post_recv queues behind this or flushes itself. */
 	spin_lock_irqsave(&q->lock, flags);
 	tail = q->tail;
@@ -198,7 +215,23 @@ void sroce_qp_flush(struct sroce_qp *qp)
 	sroce_uring_publish(q);
 	spin_unlock_irqrestore(&q->lock, flags);
 	if (q->ring)
-		sroce_uring_flush(qp, q, qp->ibqp.recv_cq, true);
+		more |= sroce_uring_flush(qp, q, qp->ibqp.recv_cq, true,
+					  ring_max);
+	return more;
+}
+
+/**
+ * sroce_qp_flush - complete the queued WRs its state flushes
+ * @qp: a QP in Error or Send Queue Error, with qp->lock held
+ *
+ * IBA 10.3.1: in Error all outstanding and later posted WRs complete with
+ * IB_WC_WR_FLUSH_ERR, signaled or not; in SQE those of the SQ only.  The
+ * RQ is flushed only when the QP has its own (an SRQ's WRs belong to
+ * other QPs too).
+ */
+void sroce_qp_flush(struct sroce_qp *qp)
+{
+	__sroce_qp_flush(qp, U32_MAX);
 }
 
 /* Queue one receive WR (its SGE count checked), with q->lock held. */

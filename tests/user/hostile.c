@@ -2878,6 +2878,82 @@ static void case_k(struct dev *d)
 	unsetenv("SROCE_MAPPED");
 }
 
+/* ---------------------------------------------------------------------- */
+/*
+ * l. A ring's worth of WRs posted in Error: the post's one doorbell has
+ * every one complete flushed, in order, before it returns (IBA 10.3.1),
+ * although the kernel flushes a mapped ring in batches with softirqs on
+ * between them.
+ */
+
+#define L_WRS	1000
+
+static void case_l(struct dev *d)
+{
+	static struct ibv_send_wr swr[L_WRS];
+	static struct ibv_recv_wr rwr[L_WRS];
+	static struct ibv_wc wc[L_WRS + 1];
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = L_WRS, .max_recv_wr = L_WRS,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_send_wr *sbad;
+	struct ibv_recv_wr *rbad;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	int i, k, err, got;
+	int good;
+
+	cq = ibv_create_cq(d->ctx, 2 * L_WRS, NULL, NULL, 0);
+	if (!cq) {
+		ok(0, "l: a CQ of %d (%s)", 2 * L_WRS, strerror(errno));
+		return;
+	}
+	ia.send_cq = cq;
+	ia.recv_cq = cq;
+	qp = ibv_create_qp(d->pd, &ia);
+	if (!qp) {
+		ok(0, "l: an RC QP of %d WRs each way (%s)", L_WRS,
+		   strerror(errno));
+		goto out_cq;
+	}
+	err = qp_connect(d, qp, qp->qp_num, 0, 0, 7);
+	if (!err)
+		err = modify_state(qp, IBV_QPS_ERR);
+	if (err) {
+		ok(0, "l: RESET -> RTS -> ERR (%s)", strerror(err));
+		goto out_qp;
+	}
+	memset(swr, 0, sizeof(swr));
+	memset(rwr, 0, sizeof(rwr));
+	for (i = 0; i < L_WRS; i++) {
+		swr[i].wr_id = 0x10000 | i;
+		swr[i].opcode = IBV_WR_SEND;
+		swr[i].send_flags = IBV_SEND_SIGNALED;
+		swr[i].next = i < L_WRS - 1 ? &swr[i + 1] : NULL;
+		rwr[i].wr_id = 0x20000 | i;
+		rwr[i].next = i < L_WRS - 1 ? &rwr[i + 1] : NULL;
+	}
+	for (k = 0; k < 2; k++) {
+		err = k ? ibv_post_recv(qp, rwr, &rbad) :
+			  ibv_post_send(qp, swr, &sbad);
+		got = err ? 0 : poll_n(cq, wc, L_WRS, WAIT_MS);
+		good = got == L_WRS;
+		for (i = 0; i < got; i++)
+			good &= wc[i].wr_id == (uint64_t)((k + 1) << 16 | i) &&
+				wc[i].status == IBV_WC_WR_FLUSH_ERR;
+		/* Nothing more comes. */
+		good &= ibv_poll_cq(cq, 1, wc + L_WRS) == 0;
+		ok(good, "l: %d %s posted in Error in one chain: each flushed once, in order (%s, %d)",
+		   L_WRS, k ? "receives" : "SENDs", errs(err), got);
+	}
+out_qp:
+	ok(!ibv_destroy_qp(qp), "l: the QP is destroyed");
+out_cq:
+	ibv_destroy_cq(cq);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -2896,8 +2972,9 @@ int main(int argc, char **argv)
 		{ 'i', case_i, "mapped SQ and RQ rings scribbled by their process" },
 		{ 'j', case_j, "raw uverbs commands with bytes after the core command" },
 		{ 'k', case_k, "CQ overrun: the QP whose completion is lost goes to Error" },
+		{ 'l', case_l, "a ring's worth of WRs posted in Error, flushed by one doorbell" },
 	};
-	const char *which = "abcdefghijk", *s = getenv("SROCE_TIMEOUT_SCALE");
+	const char *which = "abcdefghijkl", *s = getenv("SROCE_TIMEOUT_SCALE");
 	struct ibv_device **list;
 	unsigned int i;
 	int n, found = 0;
@@ -2907,7 +2984,7 @@ int main(int argc, char **argv)
 	if (argc > 2)
 		which = argv[2];
 	if (argc > 3 || (argc > 1 && argv[1][0] == '-')) {
-		fprintf(stderr, "usage: %s [DEVICE [CASES]]   (default sroce0 abcdefghijk)\n",
+		fprintf(stderr, "usage: %s [DEVICE [CASES]]   (default sroce0 abcdefghijkl)\n",
 			argv[0]);
 		return 2;
 	}
