@@ -203,9 +203,9 @@ u32 sroce_icrc_frags(const struct sk_buff *skb, bool ipv4, const u8 *bth)
 }
 
 /*
- * The UDP source port of a QP until it has a path (a UD QP: always, but
- * for an AH with a flow label): constant per QP, spread over QPs (IBA
- * A17.2.2).  A connected QP's follows its path (sroce_apply_attr()).
+ * The UDP source port of a QP until it has a path (a UD QP's for good, as
+ * rdma_rxe's): constant per QP, spread over QPs (IBA A17.2.2).  A
+ * connected QP's follows its path (sroce_apply_attr()).
  */
 u16 sroce_src_port(u32 qpn)
 {

@@ -387,16 +387,23 @@ void sroce_qp_deliver_events(struct sroce_qp *qp)
 	sroce_qp_deliver_shared(qp);
 }
 
-static bool sroce_cq_due(struct ib_cq *ibcq)
+/*
+ * Has a kernel ULP's CQ a call due that may not be made inside its post?
+ * An overrun (the ULP's event handler), or a notification whose
+ * comp_handler is the ULP's own (ib_create_cq()); ib_alloc_cq()'s
+ * handlers, which own ibcq->wc, only schedule the poll.
+ */
+static bool sroce_cq_defer(struct ib_cq *ibcq)
 {
 	struct sroce_cq *cq = ibcq ? to_scq(ibcq) : NULL;
 
-	return cq && (READ_ONCE(cq->notify_due) || READ_ONCE(cq->err_due));
+	return cq && (READ_ONCE(cq->err_due) ||
+		      (READ_ONCE(cq->notify_due) && !ibcq->wc));
 }
 
 /**
- * sroce_qp_deliver_posted - deliver what a post noted: here for a process's
- *	QP, from the QP's work item for a kernel ULP's
+ * sroce_qp_deliver_posted - deliver what a post noted: here, unless a
+ *	kernel ULP's own handler is due, which the QP's work item calls
  * @qp: the QP; the caller (post_send, post_recv) holds none of our locks
  *
  * A kernel ULP may hold a lock of its own across ib_post_send() that its
@@ -404,21 +411,23 @@ static bool sroce_cq_due(struct ib_cq *ibcq)
  * RoCE NIC calls the handlers from its interrupt, rdma_rxe from a
  * tasklet, never from inside the post.  Called here, the first would
  * deadlock and the second nest without bound (a UD send or a WR posted in
- * Error completes before the post returns).  uverbs' handlers only queue
- * an event for the process.
+ * Error completes before the post returns; an ACK the post found waiting
+ * completes another).  uverbs' handlers only queue an event for the
+ * process, and ib_core's own (ib_alloc_cq()) only schedule its poll: those
+ * run here.
  */
 void sroce_qp_deliver_posted(struct sroce_qp *qp)
 {
 	struct ib_qp *ibqp = &qp->ibqp;
 
-	if (ibqp->uobject) {
-		sroce_qp_deliver_events(qp);
+	if (!ibqp->uobject &&
+	    (READ_ONCE(qp->events_due) || sroce_cq_defer(ibqp->send_cq) ||
+	     sroce_cq_defer(ibqp->recv_cq) ||
+	     (ibqp->srq && READ_ONCE(to_ssrq(ibqp->srq)->limit_due)))) {
+		sroce_qp_kick(qp);
 		return;
 	}
-	if (READ_ONCE(qp->events_due) || sroce_cq_due(ibqp->send_cq) ||
-	    sroce_cq_due(ibqp->recv_cq) ||
-	    (ibqp->srq && READ_ONCE(to_ssrq(ibqp->srq)->limit_due)))
-		sroce_qp_kick(qp);
+	sroce_qp_deliver_events(qp);
 }
 
 /*

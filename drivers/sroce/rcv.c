@@ -550,8 +550,13 @@ static bool sroce_rcv_src_ok(struct sock *sk, struct sk_buff *skb,
 	if (skb->pkt_type == PACKET_LOOPBACK &&
 	    (ipv4 || ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr)))
 		return true;
-	if (ipv4)
-		return !__ip_dev_find(sock_net(sk), ip_hdr(skb)->saddr, false);
+	if (ipv4) {
+		struct in_device *idev = __in_dev_get_rcu(skb->dev);
+
+		/* Without accept_local IP refused it (fib_validate_source()). */
+		return !idev || !IN_DEV_ACCEPT_LOCAL(idev) ||
+		       !__ip_dev_find(sock_net(sk), ip_hdr(skb)->saddr, false);
+	}
 	return !ipv6_chk_addr(sock_net(sk), &ipv6_hdr(skb)->saddr, NULL, 0);
 }
 

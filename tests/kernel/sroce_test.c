@@ -1998,16 +1998,17 @@ sroce_test_ud(struct sroce_test *t, struct ib_pd *pd, int sgid_index)
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ib_qp *qa = NULL, *qb = NULL;
+	struct ib_qp *qa = NULL, *qb = NULL, *qc = NULL;
+	struct ib_cq_init_attr lcqa = { .cqe = 4 };
 	struct rdma_ah_attr attr;
 	struct ib_sge ssge, rsge;
 	struct ib_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 };
 	struct ib_ah *ah = NULL;
 	struct ib_wc wc;
-	struct ib_cq *cq, *rcq;
+	struct ib_cq *cq, *rcq, *lcq = NULL;
 	u64 dma;
 	u8 *buf;
-	int err;
+	int err, n;
 
 	buf = kzalloc(8192, GFP_KERNEL);
 	if (!buf)
@@ -2099,8 +2100,50 @@ sroce_test_ud(struct sroce_test *t, struct ib_pd *pd, int sgid_index)
 	sroce_test_ok(t, !err && wc.status == IB_WC_SUCCESS && wc.qp == qb &&
 		      sroce_test_same(buf + 4096 + 40, 256, 5),
 		      "UD: ... and the QP sends the next one (%d)", err);
+
+	/*
+	 * A UD send completes inside its post (the requester runs there):
+	 * the comp_handler of a CQ of ib_create_cq(), the ULP's own, is
+	 * called after the post returned, from the QP's work item.
+	 */
+	lcq = ib_create_cq(t->dev, sroce_test_comp, NULL, t, &lcqa);
+	init.send_cq = lcq;
+	qc = IS_ERR(lcq) ? ERR_CAST(lcq) : ib_create_qp(pd, &init);
+	init.send_cq = cq;
+	err = IS_ERR(qc) ? PTR_ERR(qc) : sroce_test_ud_up(qc, 0x1111);
+	atomic_set(&t->comp_calls, 0);
+	atomic_set(&t->comp_in_post, 0);
+	err = err ?: ib_req_notify_cq(lcq, IB_CQ_NEXT_COMP) ?:
+	      ib_post_recv(qb, &rwr, NULL);
+	if (!err) {
+		struct ib_ud_wr uwr = {
+			.wr = { .wr_id = 7, .opcode = IB_WR_SEND,
+				.send_flags = IB_SEND_SIGNALED,
+				.sg_list = &ssge, .num_sge = 1 },
+			.ah = ah, .remote_qpn = qb->qp_num,
+			.remote_qkey = 0x2222,
+		};
+
+		WRITE_ONCE(t->poster, current);
+		err = ib_post_send(qc, &uwr.wr, NULL);
+		WRITE_ONCE(t->poster, NULL);
+		wait_event_timeout(t->wq, atomic_read(&t->comp_calls), 2 * HZ);
+	}
+	n = err ? 0 : ib_poll_cq(lcq, 1, &wc);
+	sroce_test_ok(t, !err && n == 1 && wc.status == IB_WC_SUCCESS &&
+		      wc.wr_id == 7 && atomic_read(&t->comp_calls) == 1 &&
+		      !atomic_read(&t->comp_in_post),
+		      "UD: a send completed inside its post: an ib_create_cq() comp_handler called after the post (%d, %d, %d calls, %d inside)",
+		      err, n, atomic_read(&t->comp_calls),
+		      atomic_read(&t->comp_in_post));
+	if (!err)
+		sroce_test_poll(rcq, &wc);	/* its receive */
 	sroce_test_mcast(t, qa, qb, sgid_index);
 out:
+	if (!IS_ERR_OR_NULL(qc))
+		ib_destroy_qp(qc);
+	if (!IS_ERR_OR_NULL(lcq))
+		ib_destroy_cq(lcq);
 	if (!IS_ERR_OR_NULL(ah))
 		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
 	if (!IS_ERR_OR_NULL(qb))
