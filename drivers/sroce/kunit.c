@@ -337,6 +337,69 @@ static void sroce_rd_alloc_limits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sroce_kunit_rd_resize(test, qp, 0), 0);
 }
 
+/* Pending resources: @n READs of @npkts answers each, from PSN @psn. */
+static void sroce_kunit_rd_reads(struct sroce_qp *qp, u32 n, u32 psn,
+				 u32 npkts)
+{
+	while (n--) {
+		struct sroce_rd_res *res = sroce_rd_alloc(qp);
+
+		if (!res)
+			return;
+		res->op = IB_OPCODE_RDMA_READ_REQUEST;
+		res->psn = psn;
+		res->npkts = npkts;
+		psn = sroce_psn_add(psn, npkts);
+	}
+}
+
+/*
+ * A duplicate READ cancels the pending answers it asks again for (from
+ * the one it starts inside of to the newest, IBA 9.7.6.1), but only when
+ * its own answer has room: a free slot, or the oldest resource among
+ * those it replaces.  Else nothing changes (the requester asks again).
+ * Across the PSN wrap too.  Results taken under qp->lock, checked after.
+ */
+static void sroce_rd_dup_cancels(struct kunit *test)
+{
+	struct sroce_qp *qp = sroce_kunit_rd_qp(test);
+	u32 sent[16], i;
+	bool ok[4];
+
+	KUNIT_EXPECT_EQ(test, sroce_kunit_rd_resize(test, qp, 16), 0);
+	spin_lock_bh(&qp->lock);
+	/* Full: 16 READs of 10 answers at 0x100, 0x10a, ... */
+	sroce_kunit_rd_reads(qp, 16, 0x100, 10);
+	ok[0] = !sroce_rd_dup_replace(qp, 0x100 + 55);	/* no room */
+	for (i = 0; i < 16; i++)
+		sent[i] = sroce_kunit_rd(qp, qp->resp.rd_next + i)->sent;
+	ok[1] = sroce_rd_dup_replace(qp, 0x100);	/* the oldest: room */
+	ok[2] = qp->resp.rd_tail - qp->resp.rd_next == 16;
+	for (i = 0; i < 16; i++)
+		ok[2] &= sroce_kunit_rd(qp, qp->resp.rd_next + i)->sent == 10;
+	qp->resp.rd_next = qp->resp.rd_tail;
+	spin_unlock_bh(&qp->lock);
+	KUNIT_EXPECT_TRUE(test, ok[0]);
+	for (i = 0; i < 16; i++)
+		KUNIT_EXPECT_EQ(test, sent[i], 0U);
+	KUNIT_EXPECT_TRUE(test, ok[1]);
+	KUNIT_EXPECT_TRUE(test, ok[2]);
+
+	/* Room: 8 READs across the wrap; one from inside the fourth. */
+	spin_lock_bh(&qp->lock);
+	sroce_kunit_rd_reads(qp, 8, 0xffffe0, 10);
+	ok[3] = sroce_rd_dup_replace(qp, sroce_psn_add(0xffffe0, 35));
+	for (i = 0; i < 8; i++)
+		sent[i] = sroce_kunit_rd(qp, qp->resp.rd_next + i)->sent;
+	qp->resp.rd_next = qp->resp.rd_tail;
+	spin_unlock_bh(&qp->lock);
+	KUNIT_EXPECT_TRUE(test, ok[3]);
+	for (i = 0; i < 8; i++)
+		KUNIT_EXPECT_EQ_MSG(test, sent[i], i < 3 ? 0U : 10U,
+				    "READ %u", i);
+	KUNIT_EXPECT_EQ(test, sroce_kunit_rd_resize(test, qp, 0), 0);
+}
+
 /* ---- wire format: the opcode table (IBA 9.2.1 table 38) ---- */
 
 static void sroce_opcode_headers(struct kunit *test)
@@ -866,6 +929,7 @@ static struct kunit_case sroce_wire_cases[] = {
 	KUNIT_CASE(sroce_psn_wraps),
 	KUNIT_CASE(sroce_rd_ring_resizes),
 	KUNIT_CASE(sroce_rd_alloc_limits),
+	KUNIT_CASE(sroce_rd_dup_cancels),
 	KUNIT_CASE(sroce_opcode_headers),
 	KUNIT_CASE(sroce_icrc_masks),
 	KUNIT_CASE(sroce_icrc_of_frags),

@@ -654,7 +654,7 @@ static bool sroce_rd_replaced(const struct sroce_rd_res *res, u32 psn)
  * answer has room, a free slot or the oldest one it replaces: otherwise
  * nothing changes, and the requester asks again.
  */
-static bool sroce_rd_dup_replace(struct sroce_qp *qp, u32 psn)
+bool sroce_rd_dup_replace(struct sroce_qp *qp, u32 psn)
 {
 	struct sroce_resp *resp = &qp->resp;
 	u32 i;

@@ -1448,6 +1448,7 @@ void sroce_resp_reset(struct sroce_qp *qp);
 int sroce_resp_resize(struct sroce_qp *qp, struct sroce_rd_res **rd, u32 size);
 u32 sroce_rd_ring_size(u8 max_dest_rd_atomic);
 struct sroce_rd_res *sroce_rd_alloc(struct sroce_qp *qp);
+bool sroce_rd_dup_replace(struct sroce_qp *qp, u32 psn);
 void sroce_resp_flush_wqe(struct sroce_qp *qp);
 
 /* counters.c */
