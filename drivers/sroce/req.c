@@ -549,7 +549,7 @@ bool sroce_req_run(struct sroce_qp *qp, int budget)
 {
 	struct sroce_req *req = &qp->req;
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
-	bool completed, dry;
+	bool completed, dry, gated;
 	int err;
 
 	lockdep_assert_held(&qp->lock);
@@ -578,16 +578,20 @@ again:
 		if (req->halt && req->idx == req->halt_at)
 			break;
 		wqe = sroce_sq_wqe(qp, req->idx);
+		gated = false;
 		if (wqe->state == SROCE_WQE_POSTED) {
 			/*
 			 * IBA 11.6.3.1: an SQD QP starts no new WQE.  And a
 			 * WQE starts when its first packet may leave: one
 			 * started is in progress, which SQD lets finish.
 			 */
-			if (state == IB_QPS_SQD ||
-			    (!sroce_wqe_is_local(wqe) &&
-			     sroce_req_blocked(qp, wqe)))
+			if (state == IB_QPS_SQD)
 				break;
+			if (!sroce_wqe_is_local(wqe)) {
+				if (sroce_req_blocked(qp, wqe))
+					break;
+				gated = true;
+			}
 			if (!sroce_req_start(qp, wqe))
 				break;
 		}
@@ -599,7 +603,8 @@ again:
 			budget--;
 			continue;
 		}
-		if (sroce_req_blocked(qp, wqe))
+		/* Once a message: sroce_req_start() moves nothing it reads. */
+		if (!gated && sroce_req_blocked(qp, wqe))
 			break;
 		err = sroce_req_send_one(qp, wqe);
 		if (err == -EACCES) {
